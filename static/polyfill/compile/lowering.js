@@ -1,0 +1,119 @@
+/**
+ * Lowering: turns builder nodes into a list of GPU steps over abstract values.
+ *
+ * A Value is one GPU buffer's worth of data in the compute layout (dtypes.js): a graph input or
+ * output (bound to an MLTensor at dispatch), a constant (uploaded once at build) or a temporary
+ * (assigned a pooled buffer by lifetime after lowering). Several operands can share one Value
+ * (reshape, identity, squeeze-like ops alias their input).
+ *
+ * Op files receive a Lowering as `L` in their `lower(node, L)` and use:
+ *   L.value(operand)            the Value holding an operand (inputs and constants created lazily)
+ *   L.alias(operand, value)     let an operand share an existing Value (no copy)
+ *   L.result(node, i = 0)       a new temporary Value for the node's i-th output
+ *   L.temp(bytes, label)        a scratch Value
+ *   L.step({shader, values, uniforms, threads | groups})   append one dispatch
+ */
+import {domError} from '../errors.js';
+import {DATA_TYPES, computeByteLength, elementCount, isDirect} from '../dtypes.js';
+import {slots} from '../operand.js';
+import {tensorSlots} from '../tensor.js';
+import {foldWorkgroups} from '../gpu/wgsl.js';
+import {lowerBoundaryIn, constantComputeBytes} from './boundary.js';
+
+export class Lowering {
+  /** @param {object} ctx context slots (device, pipelines, pool) */
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.values = [];
+    this.steps = [];
+    /** @type {Map<object, object>} operand slots -> Value */
+    this.byOperand = new Map();
+    this.inputs = new Map();
+    this.pending = [];
+    this.maxBinding = ctx.device.limits.maxStorageBufferBindingSize;
+  }
+
+  /** A new Value of `bytes` bytes (compute layout). */
+  newValue(kind, bytes, label, extra = {}) {
+    const value = {id: this.values.length, kind, bytes: Math.max(4, Math.ceil(bytes / 4) * 4), label, firstUse: Infinity, lastUse: -1, ...extra};
+    this.values.push(value);
+    return value;
+  }
+
+  /**
+   * The Value holding `operand` in the compute layout; graph inputs and constants are created on
+   * first use (with a conversion step for float16/int8/uint8 inputs).
+   */
+  value(operand) {
+    const s = slots(operand);
+    let v = this.byOperand.get(s);
+    if (v) return v;
+    const desc = {dataType: s.dataType, shape: s.shape};
+    if (s.kind === 'input') {
+      const raw = this.newValue('input', Math.ceil(elementCount(s.shape) * DATA_TYPES[s.dataType].bytes), `input ${s.name}`, {name: s.name});
+      this.inputs.set(s.name, raw);
+      v = isDirect(s.dataType) ? raw : lowerBoundaryIn(this, raw, desc);
+    } else if (s.kind === 'constant') {
+      const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
+      const data = constantComputeBytes(bytes, desc);
+      v = this.newValue('constant', data.byteLength, `constant [${s.shape}]`, {data});
+    } else {
+      throw new Error(`operand of node ${s.node.op} used before it was lowered`);
+    }
+    this.byOperand.set(s, v);
+    return v;
+  }
+
+  /** Makes `operand` share `value` (no copy). */
+  alias(operand, value) {
+    this.byOperand.set(slots(operand), value);
+    return value;
+  }
+
+  /** A new temporary Value for output `index` of `node`, sized for its descriptor. */
+  result(node, index = 0) {
+    const s = slots(node.outputs[index]);
+    const v = this.newValue('temp', computeByteLength({dataType: s.dataType, shape: s.shape}), `${node.label}:${index}`);
+    this.byOperand.set(s, v);
+    return v;
+  }
+
+  /** A scratch Value of `bytes` bytes. */
+  temp(bytes, label) {
+    return this.newValue('temp', bytes, label);
+  }
+
+  /**
+   * Appends one compute dispatch.
+   * @param {object} step
+   * @param {import('../gpu/wgsl.js').Shader} step.shader
+   * @param {object[]} step.values Values in the shader's binding order
+   * @param {object} step.uniforms uniform values by name (`total` is filled in)
+   * @param {number} [step.threads] invocations that do work (one per output element, typically)
+   * @param {number} [step.groups] workgroups to launch instead; `total` = groups * workgroupSize
+   */
+  step({shader, values, uniforms = {}, threads, groups, label}) {
+    if (values.length !== shader.bindings.length) {
+      throw new Error(`${shader.name}: ${values.length} values for ${shader.bindings.length} bindings`);
+    }
+    for (const v of values) {
+      if (v.bytes > this.maxBinding) {
+        throw domError('OperationError', `a tensor of ${v.bytes} bytes exceeds the adapter's maxStorageBufferBindingSize (${this.maxBinding})`, label ?? shader.name);
+      }
+    }
+    const wgCount = groups ?? Math.ceil(threads / shader.workgroupSize);
+    const total = groups !== undefined ? groups * shader.workgroupSize : threads;
+    const index = this.steps.length;
+    for (const v of values) {
+      v.firstUse = Math.min(v.firstUse, index);
+      v.lastUse = Math.max(v.lastUse, index);
+    }
+    this.steps.push({
+      shader,
+      label: label ?? shader.name,
+      values,
+      uniformData: shader.packUniforms({...uniforms, total}),
+      workgroups: foldWorkgroups(wgCount, this.ctx.device.limits.maxComputeWorkgroupsPerDimension),
+    });
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * build(): graph -> fixed plan. Lowers the reachable nodes into steps, assigns pooled buffers to
+ * temporaries by lifetime (a buffer is reused once the last step reading its value has been
+ * encoded), uploads constants once, creates every pipeline and the static bind groups ahead, and
+ * packs all uniforms into one buffer. dispatch() only creates bind groups for the steps touching
+ * the caller's tensors (cached per tensor combination), encodes and submits one command buffer.
+ */
+import {domError} from '../errors.js';
+import {DATA_TYPES, elementCount, isDirect} from '../dtypes.js';
+import {slots} from '../operand.js';
+import {contextSlots} from '../context.js';
+import {createGraphObject} from '../graph.js';
+import {OPERATORS} from '../ops/index.js';
+import {Lowering} from './lowering.js';
+import {lowerCopy} from './copy.js';
+import {lowerBoundaryOut} from './boundary.js';
+
+const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+
+/** Nodes the outputs depend on, in creation (= topological) order. */
+function reachableNodes(outputs) {
+  const seen = new Set();
+  const stack = outputs.map((o) => slots(o));
+  while (stack.length) {
+    const s = stack.pop();
+    if (s.kind !== 'op' || seen.has(s.node)) continue;
+    seen.add(s.node);
+    for (const input of s.node.inputs) stack.push(slots(input));
+  }
+  return [...seen].sort((a, b) => a.id - b.id);
+}
+
+/**
+ * Compiles the graph for `entries` ([name, MLOperand] pairs) on `context`.
+ * @returns {Promise<MLGraph>}
+ * @throws (rejects) OperationError when a kernel cannot be created, NotSupportedError for
+ *   unsupported data types, InvalidStateError when the context is lost meanwhile
+ */
+export async function compileGraph(context, entries) {
+  const ctx = contextSlots(context);
+  const L = new Lowering(ctx);
+  const nodes = reachableNodes(entries.map(([, o]) => o));
+  for (const node of nodes) OPERATORS[node.op].lower(node, L);
+
+  const outputDescriptors = new Map();
+  const outputs = new Map();
+  const claimed = new Set();
+  for (const [name, operand] of entries) {
+    const s = slots(operand);
+    const desc = {dataType: s.dataType, shape: s.shape.slice()};
+    outputDescriptors.set(name, desc);
+    const value = L.value(operand);
+    if (!isDirect(desc.dataType)) {
+      const raw = L.newValue('output', elementCount(desc.shape) * DATA_TYPES[desc.dataType].bytes, `output ${name}`, {name});
+      lowerBoundaryOut(L, value, raw, desc);
+      outputs.set(name, raw);
+    } else if (value.kind === 'temp' && !claimed.has(value)) {
+      value.kind = 'output';
+      value.name = name;
+      claimed.add(value);
+      outputs.set(name, value);
+    } else {
+      const raw = L.newValue('output', value.bytes, `output ${name}`, {name});
+      lowerCopy(L, value, raw, value.bytes, `output ${name}`);
+      outputs.set(name, raw);
+    }
+  }
+  const inputDescriptors = new Map();
+  for (const node of nodes) {
+    for (const input of node.inputs) {
+      const s = slots(input);
+      if (s.kind === 'input') inputDescriptors.set(s.name, {dataType: s.dataType, shape: s.shape.slice()});
+    }
+  }
+
+  const plan = new Plan(ctx, L, outputs);
+  await plan.prepare();
+  if (ctx.lostInfo) {
+    plan.release(ctx);
+    throw domError('InvalidStateError', 'the context was lost during build', 'build');
+  }
+  return createGraphObject(context, ctx, plan, inputDescriptors, outputDescriptors);
+}
+
+/** The compiled, immutable execution plan of one MLGraph. */
+export class Plan {
+  constructor(ctx, L, outputs) {
+    this.ctx = ctx;
+    this.steps = L.steps;
+    this.values = L.values;
+    this.inputs = L.inputs;
+    this.outputs = outputs;
+    this.owned = [];
+    this.bindCache = new Map();
+  }
+
+  /** Allocates buffers, uploads constants and uniforms, creates pipelines and bind groups. */
+  async prepare() {
+    const {device, pool, pipelines} = this.ctx;
+    const compiled = Promise.all(this.steps.map((st) => pipelines.get(st.shader)));
+    this.assignBuffers();
+    for (const v of this.values) {
+      if (v.kind === 'constant') {
+        v.buffer = device.createBuffer({size: v.bytes, usage: STORAGE, label: `webnn:${v.label}`});
+        device.queue.writeBuffer(v.buffer, 0, v.data.buffer, v.data.byteOffset, v.data.byteLength);
+        this.owned.push(v.buffer);
+        v.data = null;
+      }
+    }
+    const align = device.limits.minUniformBufferOffsetAlignment;
+    let offset = 0;
+    for (const st of this.steps) {
+      st.uniformOffset = offset;
+      offset += Math.ceil(st.uniformData.byteLength / align) * align;
+    }
+    this.uniformBuffer = device.createBuffer({size: Math.max(offset, 16), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, label: 'webnn:uniforms'});
+    this.owned.push(this.uniformBuffer);
+    const packed = new Uint8Array(Math.max(offset, 16));
+    for (const st of this.steps) packed.set(new Uint8Array(st.uniformData), st.uniformOffset);
+    device.queue.writeBuffer(this.uniformBuffer, 0, packed);
+
+    const results = await compiled;
+    this.steps.forEach((st, i) => {
+      st.pipeline = results[i].pipeline;
+      st.layout = results[i].layout;
+      st.dynamic = st.values.some((v) => v.kind === 'input' || v.kind === 'output');
+      if (!st.dynamic) st.bindGroup = this.bindGroup(st, null, null);
+      st.uniformData = null;
+    });
+  }
+
+  /** Assigns pooled buffers to temporaries: best fit among buffers whose values are dead. */
+  assignBuffers() {
+    const {pool} = this.ctx;
+    const temps = this.values.filter((v) => v.kind === 'temp' && v.lastUse >= 0);
+    const byStart = [...temps].sort((a, b) => a.firstUse - b.firstUse);
+    const free = [];
+    const live = [];
+    for (const v of byStart) {
+      // values whose last reader ran before this value's producer can give their buffer back
+      for (let i = live.length - 1; i >= 0; i--) {
+        if (live[i].lastUse < v.firstUse) free.push(live.splice(i, 1)[0].buffer);
+      }
+      let best = -1;
+      free.forEach((b, i) => {
+        if (b.size >= v.bytes && (best < 0 || b.size < free[best].size)) best = i;
+      });
+      if (best >= 0) v.buffer = free.splice(best, 1)[0];
+      else {
+        v.buffer = pool.acquire(v.bytes, STORAGE, `webnn:${v.label}`);
+        this.owned.push(v.buffer);
+        v.pooled = true;
+      }
+      live.push(v);
+    }
+    this.pooled = new Set(temps.map((v) => v.buffer));
+  }
+
+  bindGroup(st, inputs, outputs) {
+    const entries = st.values.map((v, i) => {
+      let buffer = v.buffer;
+      if (v.kind === 'input') buffer = inputs[v.name].buffer;
+      else if (v.kind === 'output') buffer = outputs[v.name].buffer;
+      return {binding: i, resource: {buffer}};
+    });
+    entries.push({binding: st.values.length, resource: {buffer: this.uniformBuffer, offset: st.uniformOffset, size: 16 * Math.ceil(st.shader.uniformWords / 4 || 1)}});
+    return this.ctx.device.createBindGroup({label: `webnn:${st.label}`, layout: st.layout, entries});
+  }
+
+  /**
+   * Encodes every step into one compute pass and submits it.
+   * @param {object} ctx context slots
+   * @param {Record<string, object>} inputs name -> tensor slots
+   * @param {Record<string, object>} outputs name -> tensor slots
+   */
+  dispatch(ctx, inputs, outputs) {
+    const key = [...this.inputs.keys()].map((n) => tensorId(inputs[n])).join('|')
+      + '#' + [...this.outputs.keys()].map((n) => tensorId(outputs[n])).join('|');
+    let groups = this.bindCache.get(key);
+    if (!groups) {
+      groups = this.steps.map((st) => (st.dynamic ? this.bindGroup(st, inputs, outputs) : st.bindGroup));
+      if (this.bindCache.size > 16) this.bindCache.delete(this.bindCache.keys().next().value);
+      this.bindCache.set(key, groups);
+    }
+    const encoder = ctx.device.createCommandEncoder({label: 'webnn:dispatch'});
+    const pass = encoder.beginComputePass({label: 'webnn:dispatch'});
+    this.steps.forEach((st, i) => {
+      pass.setPipeline(st.pipeline);
+      pass.setBindGroup(0, groups[i]);
+      pass.dispatchWorkgroups(...st.workgroups);
+    });
+    pass.end();
+    ctx.device.queue.submit([encoder.finish()]);
+  }
+
+  /** Gives temporaries back to the pool and destroys constants once queued work is done. */
+  release(ctx) {
+    this.bindCache.clear();
+    const pooled = [...this.pooled].filter((b) => this.owned.includes(b));
+    const own = this.owned.filter((b) => !this.pooled.has(b));
+    ctx.pool.release(pooled);
+    ctx.device.queue.onSubmittedWorkDone().then(() => own.forEach((b) => b.destroy()), () => {});
+  }
+}
+
+/** A stable id per tensor (slots object) for the bind group cache. */
+function tensorId(t) {
+  if (!t.id) t.id = contextSlots(t.context).nextTensorId++;
+  return t.id;
+}

@@ -1,0 +1,335 @@
+/**
+ * MLContext (spec §MLContext) on one GPUDevice: tensors, reads and writes, dispatch, limits.
+ * Each context owns its BufferPool and PipelineCache; nothing is shared between contexts.
+ */
+import {domError, typeError} from './errors.js';
+import {bufferMatches, byteLength, bytesOf} from './dtypes.js';
+import {checkDescriptor} from './shape/common.js';
+import {BufferPool} from './gpu/buffer_pool.js';
+import {PipelineCache} from './gpu/pipeline_cache.js';
+import {MLTensor, createTensorObject, isTensor, tensorSlots} from './tensor.js';
+import {opSupportLimits} from './ops/limits.js';
+import {graphSlots, isGraph} from './graph.js';
+
+const TENSOR_USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+
+/** Rounds a byte length up to a multiple of 4 (WebGPU copy granularity), at least 4. */
+export function paddedLength(bytes) {
+  return Math.max(4, Math.ceil(bytes / 4) * 4);
+}
+
+const CONTEXT_SLOTS = new WeakMap();
+
+/** @returns {object} the internal state of an MLContext */
+export function contextSlots(context) {
+  return CONTEXT_SLOTS.get(context);
+}
+
+export class MLContext {
+  constructor() {
+    throw new TypeError('Illegal constructor');
+  }
+
+  /** @type {boolean} spec MLContext.accelerated: true, the work runs on a GPU */
+  get accelerated() { return true; }
+
+  /** @type {Promise<{message: string}>} resolves when the context is lost or destroyed */
+  get lost() { return CONTEXT_SLOTS.get(this).lostPromise; }
+
+  /**
+   * Spec createTensor(): a zero-filled tensor.
+   * @param {{dataType: string, shape: number[], readable?: boolean, writable?: boolean}} descriptor
+   * @returns {Promise<MLTensor>}
+   * @throws (rejects) InvalidStateError when lost, TypeError for a bad descriptor,
+   *   UnknownError when the byte length exceeds the device's maxBufferSize
+   */
+  async createTensor(descriptor) {
+    const s = this._live();
+    const desc = checkDescriptor(descriptor, 'createTensor');
+    return this._newTensor(s, desc, {
+      readable: Boolean(descriptor.readable),
+      writable: Boolean(descriptor.writable),
+      constant: false,
+    });
+  }
+
+  /**
+   * Spec createConstantTensor(): a tensor holding a copy of `inputData`, usable only as a constant.
+   * @returns {Promise<MLTensor>}
+   */
+  async createConstantTensor(descriptor, inputData) {
+    const s = this._live();
+    const desc = checkDescriptor(descriptor, 'createConstantTensor');
+    if (!bufferMatches(inputData, desc)) throw typeError('createConstantTensor', 'inputData does not match the descriptor (byte length or view type)');
+    const tensor = this._newTensor(s, desc, {readable: false, writable: false, constant: true});
+    this._upload(tensorSlots(tensor).buffer, bytesOf(inputData));
+    tensorSlots(tensor).bytes = bytesOf(inputData).slice();
+    return tensor;
+  }
+
+  /**
+   * Chromium 156 createExportableTensor(): a tensor that exportToGPU() can hand to `gpuDevice`.
+   * Only the context's own device can be given (the tensor's memory lives there).
+   * @returns {Promise<MLTensor>}
+   * @throws (rejects) TypeError when gpuDevice is not this context's device
+   */
+  async createExportableTensor(descriptor, gpuDevice) {
+    const s = this._live();
+    const desc = checkDescriptor(descriptor, 'createExportableTensor');
+    if (gpuDevice !== s.device) {
+      throw typeError('createExportableTensor', 'gpuDevice must be the GPUDevice this MLContext runs on');
+    }
+    return this._newTensor(s, desc, {
+      readable: Boolean(descriptor.readable),
+      writable: Boolean(descriptor.writable),
+      constant: false,
+      exportDevice: gpuDevice,
+    });
+  }
+
+  /**
+   * Chromium 156 exportToGPU(): resolves, after the WebNN work queued on the tensor, to the
+   * tensor's own GPUBuffer (STORAGE | COPY_SRC | COPY_DST, elements packed row-major, no copy).
+   * While exported, WebNN use of the tensor throws InvalidStateError; calling destroy() on the
+   * returned GPUBuffer ends the export (the memory stays the tensor's).
+   * @returns {Promise<GPUBuffer>}
+   */
+  async exportToGPU(tensor) {
+    const s = this._live();
+    const t = this._checkTensor(tensor, 'exportToGPU');
+    if (!t.exportDevice) throw typeError('exportToGPU', 'the tensor was not created by createExportableTensor');
+    if (t.exported) throw domError('InvalidStateError', 'the tensor is already exported', 'exportToGPU');
+    const buffer = t.buffer;
+    t.exported = {buffer};
+    // The app ends the export by destroying the GPUBuffer it got; the memory stays ours.
+    Object.defineProperty(buffer, 'destroy', {
+      configurable: true,
+      writable: true,
+      value: () => {
+        if (t.exported && t.exported.buffer === buffer) t.exported = null;
+        delete buffer.destroy;
+      },
+    });
+    await s.device.queue.onSubmittedWorkDone();
+    return buffer;
+  }
+
+  /**
+   * Spec writeTensor(): queues a copy of `inputData` into the tensor.
+   * @throws {TypeError} foreign/destroyed/non-writable tensor, mismatched data
+   * @throws {DOMException} InvalidStateError when the context is lost or the tensor is exported
+   */
+  writeTensor(tensor, inputData) {
+    const t = this._checkTensor(tensor, 'writeTensor');
+    if (!t.writable) throw typeError('writeTensor', 'the tensor is not writable');
+    if (!bufferMatches(inputData, t.desc)) throw typeError('writeTensor', 'inputData does not match the tensor (byte length or view type)');
+    const s = this._live();
+    this._checkNotExported(t, 'writeTensor');
+    this._upload(t.buffer, bytesOf(inputData));
+    void s;
+  }
+
+  /**
+   * Spec readTensor(tensor) and readTensor(tensor, outputData).
+   * @returns {Promise<ArrayBuffer|undefined>} a new ArrayBuffer, or undefined after filling outputData
+   */
+  async readTensor(tensor, outputData) {
+    const t = this._checkTensor(tensor, 'readTensor');
+    if (!t.readable) throw typeError('readTensor', 'the tensor is not readable');
+    if (outputData !== undefined && !bufferMatches(outputData, t.desc)) {
+      throw typeError('readTensor', 'outputData does not match the tensor (byte length or view type)');
+    }
+    const s = this._live();
+    this._checkNotExported(t, 'readTensor');
+    const size = byteLength(t.desc);
+    const padded = paddedLength(size);
+    const staging = s.pool.acquire(padded, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'webnn:readTensor');
+    const encoder = s.device.createCommandEncoder({label: 'webnn:readTensor'});
+    encoder.copyBufferToBuffer(t.buffer, 0, staging, 0, padded);
+    s.device.queue.submit([encoder.finish()]);
+    let settle;
+    const pending = new Promise((resolve, reject) => { settle = {resolve, reject}; });
+    t.pending.add(settle);
+    staging.mapAsync(GPUMapMode.READ, 0, padded).then(() => {
+      if (!t.pending.has(settle)) return;
+      t.pending.delete(settle);
+      const bytes = new Uint8Array(staging.getMappedRange(0, padded), 0, size);
+      if (outputData === undefined) {
+        const result = bytes.slice().buffer;
+        settle.resolve(result);
+      } else {
+        const target = bytesOf(outputData);
+        if (target.byteLength !== size) settle.reject(typeError('readTensor', 'outputData was detached'));
+        else { target.set(bytes); settle.resolve(undefined); }
+      }
+    }, (e) => {
+      if (!t.pending.delete(settle)) return;
+      settle.reject(this._lostNow() ? domError('InvalidStateError', 'the context is lost', 'readTensor')
+        : domError('UnknownError', `reading the tensor failed: ${e.message}`, 'readTensor'));
+    }).finally(() => {
+      if (staging.mapState === 'mapped') staging.unmap();
+      s.pool.release([staging]);
+    });
+    return pending;
+  }
+
+  /**
+   * Spec dispatch(): queues one execution of `graph` reading `inputs` and writing `outputs`
+   * (records of name -> MLTensor). Encodes the compiled plan into one command buffer.
+   * @throws {TypeError} foreign graph or tensors, duplicates, names or descriptors not matching
+   * @throws {DOMException} InvalidStateError for a destroyed graph, a lost context or an exported tensor
+   */
+  dispatch(graph, inputs, outputs) {
+    if (!isGraph(graph) || graphSlots(graph).context !== this) throw typeError('dispatch', 'the graph does not belong to this context');
+    const g = graphSlots(graph);
+    if (g.destroyed) throw domError('InvalidStateError', 'the graph is destroyed', 'dispatch');
+    const s = this._live();
+    const inputEntries = Object.entries(inputs ?? {});
+    const outputEntries = Object.entries(outputs ?? {});
+    const all = [...inputEntries, ...outputEntries].map(([, t]) => t);
+    if (new Set(all).size !== all.length) throw typeError('dispatch', 'the same MLTensor is bound more than once');
+    for (const t of all) {
+      if (!isTensor(t) || tensorSlots(t).context !== this) throw typeError('dispatch', 'a tensor does not belong to this context');
+      if (tensorSlots(t).destroyed) throw typeError('dispatch', 'a tensor is destroyed');
+    }
+    validateNamed(inputEntries, g.inputDescriptors, 'input');
+    validateNamed(outputEntries, g.outputDescriptors, 'output');
+    for (const t of all) this._checkNotExported(tensorSlots(t), 'dispatch');
+    g.plan.dispatch(s, Object.fromEntries(inputEntries.map(([n, t]) => [n, tensorSlots(t)])),
+      Object.fromEntries(outputEntries.map(([n, t]) => [n, tensorSlots(t)])));
+  }
+
+  /** Spec opSupportLimits(): exactly what this implementation supports. */
+  opSupportLimits() {
+    return opSupportLimits(CONTEXT_SLOTS.get(this));
+  }
+
+  /** Spec destroy(): loses the context, destroying its graphs and tensors. Idempotent. */
+  destroy() {
+    const s = CONTEXT_SLOTS.get(this);
+    if (s.lostInfo) return;
+    this._lose('MLContext.destroy() was called');
+  }
+
+  get [Symbol.toStringTag]() { return 'MLContext'; }
+
+  // ---- internals -------------------------------------------------------------------------
+
+  _lostNow() {
+    return Boolean(CONTEXT_SLOTS.get(this).lostInfo);
+  }
+
+  /** @returns {object} slots, after checking the context is not lost (InvalidStateError) */
+  _live() {
+    const s = CONTEXT_SLOTS.get(this);
+    if (s.lostInfo) throw domError('InvalidStateError', `the context is lost: ${s.lostInfo.message}`);
+    return s;
+  }
+
+  _checkTensor(tensor, what) {
+    if (!isTensor(tensor)) throw typeError(what, 'argument is not an MLTensor');
+    const t = tensorSlots(tensor);
+    if (t.context !== this) throw typeError(what, 'the tensor belongs to another MLContext');
+    if (t.destroyed) throw typeError(what, 'the tensor is destroyed');
+    return t;
+  }
+
+  _checkNotExported(t, what) {
+    if (t.exported) {
+      throw domError('InvalidStateError', 'the tensor is exported to WebGPU; destroy() the exported GPUBuffer first', what);
+    }
+  }
+
+  _newTensor(s, desc, init) {
+    const size = paddedLength(byteLength(desc));
+    if (size > s.device.limits.maxBufferSize) {
+      throw domError('UnknownError', `a tensor of ${size} bytes exceeds the device's maxBufferSize (${s.device.limits.maxBufferSize})`, 'createTensor');
+    }
+    // Fresh buffers are zero-filled by WebGPU, as the spec requires.
+    const buffer = s.device.createBuffer({size, usage: TENSOR_USAGE, label: `webnn:tensor[${desc.dataType} ${desc.shape}]`});
+    const tensor = createTensorObject(this, desc, {buffer, ...init});
+    s.tensors.add(tensor);
+    return tensor;
+  }
+
+  _upload(buffer, bytes) {
+    const s = CONTEXT_SLOTS.get(this);
+    if (bytes.byteLength % 4 === 0) {
+      s.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    } else {
+      const padded = new Uint8Array(paddedLength(bytes.byteLength));
+      padded.set(bytes);
+      s.device.queue.writeBuffer(buffer, 0, padded);
+    }
+  }
+
+  /** Called by MLTensor.destroy(): rejects pending reads, frees the buffer after queued work. */
+  _releaseTensor(tensor) {
+    const s = CONTEXT_SLOTS.get(this);
+    const t = tensorSlots(tensor);
+    for (const p of t.pending) p.reject(domError('InvalidStateError', 'the tensor was destroyed', 'readTensor'));
+    t.pending.clear();
+    s.tensors.delete(tensor);
+    if (t.exported) delete t.buffer.destroy;
+    t.exported = null;
+    const buffer = t.buffer;
+    s.device.queue.onSubmittedWorkDone().then(() => buffer.destroy(), () => buffer.destroy());
+  }
+
+  _lose(message) {
+    const s = CONTEXT_SLOTS.get(this);
+    if (s.lostInfo) return;
+    s.lostInfo = {message};
+    for (const graph of [...s.graphs]) graph.destroy();
+    for (const tensor of [...s.tensors]) tensor.destroy();
+    s.pool.destroy();
+    if (s.ownsDevice) s.device.destroy();
+    s.resolveLost(s.lostInfo);
+  }
+}
+
+function validateNamed(entries, descriptors, what) {
+  if (entries.length !== descriptors.size) {
+    throw typeError('dispatch', `expected ${descriptors.size} ${what} tensors (${[...descriptors.keys()].join(', ')}), got ${entries.length}`);
+  }
+  for (const [name, tensor] of entries) {
+    const t = tensorSlots(tensor);
+    if (t.constant) throw typeError('dispatch', `${what} "${name}" is a constant tensor`);
+    const d = descriptors.get(name);
+    if (!d) throw typeError('dispatch', `the graph has no ${what} named "${name}"`);
+    if (d.dataType !== t.desc.dataType || d.shape.length !== t.desc.shape.length || d.shape.some((x, i) => x !== t.desc.shape[i])) {
+      throw typeError('dispatch', `${what} "${name}" expects ${d.dataType} [${d.shape}], got ${t.desc.dataType} [${t.desc.shape}]`);
+    }
+  }
+}
+
+/**
+ * Creates an MLContext on `device`.
+ * @param {GPUDevice} device
+ * @param {{ownsDevice: boolean, adapterInfo?: object, powerPreference: string}} options
+ * @returns {MLContext}
+ */
+export function createContextObject(device, {ownsDevice, adapterInfo, powerPreference}) {
+  const context = Object.create(MLContext.prototype);
+  let resolveLost;
+  const lostPromise = new Promise((r) => { resolveLost = r; });
+  CONTEXT_SLOTS.set(context, {
+    device,
+    ownsDevice,
+    adapterInfo,
+    powerPreference,
+    pool: new BufferPool(device),
+    pipelines: new PipelineCache(device),
+    graphs: new Set(),
+    tensors: new Set(),
+    lostInfo: null,
+    lostPromise,
+    resolveLost,
+    nextTensorId: 1,
+  });
+  device.lost.then((info) => {
+    if (info.reason !== 'destroyed' || !ownsDevice) context._lose(`the GPUDevice was lost: ${info.message}`);
+  });
+  return context;
+}
+

@@ -1,0 +1,93 @@
+/**
+ * MLOperandDataType facts: byte sizes, ArrayBufferView compatibility, and how each type is
+ * stored inside the GPU plan.
+ *
+ * Spec: "MLOperandDataType and ArrayBufferView compatibility" appendix.
+ *
+ * Two representations exist:
+ *  - the *tensor* layout: an MLTensor's GPUBuffer holds the elements packed row-major, exactly the
+ *    bytes of the matching ArrayBufferView (float16 two bytes, int8 one, int64 eight). This is what
+ *    readTensor/writeTensor/exportToGPU see.
+ *  - the *compute* layout used between steps of a compiled graph: one 32-bit word per element for
+ *    every type narrower than 64 bits (`f32` for float32 and float16, `i32` for int32 and int8,
+ *    `u32` for uint32 and uint8), two words (lo, hi) for int64/uint64. float16 values stay exactly
+ *    representable in binary16 because every step rounds its float16 results when storing them.
+ *  The two coincide for float32, int32, uint32, int64 and uint64; float16, int8 and uint8 are
+ *  converted at graph boundaries.
+ */
+
+/** @type {Record<string, {bytes: number, view: Function, compute: string, words: number, float: boolean, signed: boolean}>} */
+export const DATA_TYPES = Object.freeze({
+  float32: {bytes: 4, view: Float32Array, compute: 'f32', words: 1, float: true, signed: true},
+  float16: {bytes: 2, view: globalThis.Float16Array ?? Uint16Array, compute: 'f32', words: 1, float: true, signed: true},
+  int32: {bytes: 4, view: Int32Array, compute: 'i32', words: 1, float: false, signed: true},
+  uint32: {bytes: 4, view: Uint32Array, compute: 'u32', words: 1, float: false, signed: false},
+  int64: {bytes: 8, view: BigInt64Array, compute: 'i64', words: 2, float: false, signed: true},
+  uint64: {bytes: 8, view: BigUint64Array, compute: 'u64', words: 2, float: false, signed: false},
+  int8: {bytes: 1, view: Int8Array, compute: 'i32', words: 1, float: false, signed: true},
+  uint8: {bytes: 1, view: Uint8Array, compute: 'u32', words: 1, float: false, signed: false},
+});
+
+/** All MLOperandDataType values in spec order. */
+export const ALL_TYPES = Object.freeze(['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8']);
+export const FLOAT_TYPES = Object.freeze(['float32', 'float16']);
+
+/** @returns {boolean} whether `t` is an MLOperandDataType */
+export function isDataType(t) {
+  return typeof t === 'string' && Object.prototype.hasOwnProperty.call(DATA_TYPES, t);
+}
+
+/** Number of elements of a shape (1 for rank 0). */
+export function elementCount(shape) {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+/** Byte length of an MLOperandDescriptor in the tensor layout (spec "byte length"). */
+export function byteLength(desc) {
+  return elementCount(desc.shape) * DATA_TYPES[desc.dataType].bytes;
+}
+
+/** Byte length of a value of this descriptor in the compute layout (4 or 8 bytes per element). */
+export function computeByteLength(desc) {
+  return elementCount(desc.shape) * 4 * DATA_TYPES[desc.dataType].words;
+}
+
+/** Whether the tensor layout of `dataType` is also its compute layout (no conversion at boundaries). */
+export function isDirect(dataType) {
+  return dataType !== 'float16' && dataType !== 'int8' && dataType !== 'uint8';
+}
+
+/**
+ * Spec "validate buffer with descriptor": the byte length must match, and an ArrayBufferView
+ * must be a Uint8Array or the view type matching the data type.
+ * @returns {boolean}
+ */
+export function bufferMatches(source, desc) {
+  const info = DATA_TYPES[desc.dataType];
+  let length;
+  if (source instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && source instanceof SharedArrayBuffer)) {
+    length = source.byteLength;
+  } else if (ArrayBuffer.isView(source)) {
+    length = source.byteLength;
+    const ok = source instanceof Uint8Array && source.constructor === Uint8Array
+      || source instanceof info.view
+      || (desc.dataType === 'float16' && source instanceof Uint16Array);
+    if (!ok) return false;
+  } else {
+    return false;
+  }
+  return length === byteLength(desc);
+}
+
+/** A Uint8Array over the bytes of an AllowSharedBufferSource (no copy). */
+export function bytesOf(source) {
+  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  return new Uint8Array(source);
+}
+
+/** Largest valid dimension / element count (spec "valid dimension": in the range of long). */
+export const MAX_DIMENSION = 2 ** 31 - 1;
+/** Highest rank we support (spec leaves it to the implementation). */
+export const MAX_RANK = 8;

@@ -1,0 +1,69 @@
+/**
+ * One buffer pool per MLContext: GPUBuffers keyed by (usage, size class), recycled only after the
+ * queue work submitted before their release has completed.
+ */
+
+/** Size classes: multiples of 256 bytes up to 64 KiB, then powers of two up to 64 MiB, then 16 MiB steps. */
+export function sizeClass(bytes) {
+  const b = Math.max(16, bytes);
+  if (b <= 65536) return Math.ceil(b / 256) * 256;
+  if (b <= 64 * 2 ** 20) return 2 ** Math.ceil(Math.log2(b));
+  return Math.ceil(b / (16 * 2 ** 20)) * 16 * 2 ** 20;
+}
+
+export class BufferPool {
+  /** @param {GPUDevice} device */
+  constructor(device) {
+    this.device = device;
+    /** @type {Map<string, GPUBuffer[]>} free buffers by `${usage}:${size}` */
+    this.free = new Map();
+    this.liveBytes = 0;
+    this.destroyed = false;
+  }
+
+  /**
+   * A buffer of at least `bytes` bytes (rounded to its size class) with `usage`.
+   * Contents are undefined unless the buffer is new (zero).
+   * @param {number} bytes
+   * @param {number} usage GPUBufferUsage flags
+   * @param {string} label names the op or purpose
+   * @returns {GPUBuffer}
+   */
+  acquire(bytes, usage, label) {
+    const size = sizeClass(bytes);
+    const list = this.free.get(`${usage}:${size}`);
+    if (list && list.length) {
+      const buffer = list.pop();
+      buffer.label = label;
+      return buffer;
+    }
+    this.liveBytes += size;
+    return this.device.createBuffer({size, usage, label});
+  }
+
+  /**
+   * Returns buffers to the pool once the work submitted so far on the queue has completed.
+   * @param {GPUBuffer[]} buffers
+   */
+  release(buffers) {
+    if (!buffers.length) return;
+    this.device.queue.onSubmittedWorkDone().then(() => {
+      for (const buffer of buffers) {
+        if (this.destroyed) {
+          buffer.destroy();
+          continue;
+        }
+        const key = `${buffer.usage}:${buffer.size}`;
+        if (!this.free.has(key)) this.free.set(key, []);
+        this.free.get(key).push(buffer);
+      }
+    }, () => {});
+  }
+
+  /** Destroys every pooled buffer; buffers released later are destroyed on return. */
+  destroy() {
+    this.destroyed = true;
+    for (const list of this.free.values()) list.forEach((b) => b.destroy());
+    this.free.clear();
+  }
+}

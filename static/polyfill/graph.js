@@ -1,0 +1,51 @@
+/**
+ * MLGraph (spec §MLGraph): a compiled plan bound to its MLContext.
+ */
+const SLOTS = new WeakMap();
+
+/** @returns {object} internal slots */
+export function graphSlots(graph) {
+  return SLOTS.get(graph);
+}
+
+/** @returns {boolean} */
+export function isGraph(value) {
+  return SLOTS.has(value);
+}
+
+export class MLGraph {
+  constructor() {
+    throw new TypeError('Illegal constructor');
+  }
+
+  /** @type {GPUDevice[]} the devices the graph runs on (Chromium 156 surface) */
+  get devices() {
+    return [SLOTS.get(this).device];
+  }
+
+  /** Spec MLGraph.destroy(): frees the graph's buffers once queued work is done. Idempotent. */
+  destroy() {
+    const s = SLOTS.get(this);
+    if (s.destroyed) return;
+    s.destroyed = true;
+    s.ctx.graphs.delete(this);
+    s.plan.release(s.ctx);
+  }
+
+  get [Symbol.toStringTag]() { return 'MLGraph'; }
+}
+
+/**
+ * @param {object} context the MLContext
+ * @param {object} ctx its slots
+ * @param {object} plan the compiled Plan
+ * @param {Map<string, object>} inputDescriptors name -> {dataType, shape}
+ * @param {Map<string, object>} outputDescriptors
+ * @returns {MLGraph}
+ */
+export function createGraphObject(context, ctx, plan, inputDescriptors, outputDescriptors) {
+  const graph = Object.create(MLGraph.prototype);
+  SLOTS.set(graph, {context, ctx, device: ctx.device, plan, inputDescriptors, outputDescriptors, destroyed: false});
+  ctx.graphs.add(graph);
+  return graph;
+}

@@ -1,0 +1,145 @@
+/**
+ * MLGraphBuilder (spec §MLGraphBuilder): records operators as nodes; validation and shape
+ * inference happen in each method (ops/*.js), build() hands the reachable nodes to the compiler.
+ *
+ * Operator methods are installed on the prototype from the OPERATORS table (ops/index.js); each
+ * entry's `method(builder, ...args)` validates, infers and calls builder._node().
+ */
+import {domError, typeError} from './errors.js';
+import {bufferMatches, bytesOf} from './dtypes.js';
+import {checkDescriptor} from './shape/common.js';
+import {scalarBytes} from './shape/cast.js';
+import {createOperand, isOperand, slots} from './operand.js';
+import {isTensor, tensorSlots} from './tensor.js';
+import {contextSlots, MLContext} from './context.js';
+import {OPERATORS} from './ops/index.js';
+import {compileGraph} from './compile/plan.js';
+
+export class MLGraphBuilder {
+  /**
+   * @param {MLContext} context
+   * @throws {TypeError} when context is not an MLContext
+   * @throws {DOMException} InvalidStateError when the context is lost
+   */
+  constructor(context) {
+    if (!(context instanceof MLContext) || !contextSlots(context)) throw new TypeError('MLGraphBuilder: argument is not an MLContext');
+    if (contextSlots(context).lostInfo) throw domError('InvalidStateError', 'the context is lost', 'MLGraphBuilder');
+    this._context = context;
+    this._built = false;
+    this._inputNames = new Set();
+    this._nodes = [];
+    Object.defineProperty(this, '_context', {enumerable: false});
+  }
+
+  /**
+   * Spec input(name, descriptor).
+   * @returns {MLOperand}
+   * @throws {TypeError} empty or duplicate name, invalid descriptor
+   */
+  input(name, descriptor) {
+    this._checkCanBuild('input');
+    if (typeof name !== 'string' || name === '') throw typeError('input', 'name must be a non-empty string');
+    if (this._inputNames.has(name)) throw typeError('input', `an input named "${name}" already exists`);
+    const desc = checkDescriptor(descriptor, `input ${name}`);
+    this._inputNames.add(name);
+    return createOperand(this, desc, {kind: 'input', name});
+  }
+
+  /**
+   * Spec constant(descriptor, buffer), constant(dataType, value) and constant(tensor).
+   * The bytes are copied at call time.
+   * @returns {MLOperand}
+   */
+  constant(a, b) {
+    if (isTensor(a)) {
+      const t = tensorSlots(a);
+      if (t.context !== this._context) throw typeError('constant', 'the tensor belongs to another MLContext');
+      if (t.destroyed) throw typeError('constant', 'the tensor is destroyed');
+      if (!t.constant) throw typeError('constant', 'the tensor was not created by createConstantTensor');
+      this._checkCanBuild('constant');
+      return createOperand(this, t.desc, {kind: 'constant', tensor: a});
+    }
+    this._checkCanBuild('constant');
+    if (typeof a === 'string') {
+      const desc = checkDescriptor({dataType: a, shape: []}, 'constant');
+      if (typeof b !== 'number' && typeof b !== 'bigint') throw typeError('constant', 'value must be a number or bigint');
+      return createOperand(this, desc, {kind: 'constant', bytes: scalarBytes(b, a).slice()});
+    }
+    const desc = checkDescriptor(a, 'constant');
+    if (!bufferMatches(b, desc)) throw typeError('constant', 'buffer does not match the descriptor (byte length or view type)');
+    return createOperand(this, desc, {kind: 'constant', bytes: bytesOf(b).slice()});
+  }
+
+  /**
+   * Spec build(outputs): compiles the part of the graph that the outputs need into a fixed plan
+   * (pipelines created, constants uploaded, intermediate buffers assigned).
+   * @param {Record<string, MLOperand>} outputs
+   * @returns {Promise<MLGraph>}
+   * @throws (rejects) InvalidStateError after a previous build or on a lost context; TypeError
+   *   for empty outputs, foreign operands, inputs or constants as outputs; OperationError when
+   *   compilation fails
+   */
+  async build(outputs) {
+    this._checkCanBuild('build');
+    const entries = Object.entries(outputs ?? {});
+    if (entries.length === 0) throw typeError('build', 'outputs must not be empty');
+    for (const [name, operand] of entries) {
+      if (name === '') throw typeError('build', 'output names must not be empty');
+      if (!isOperand(operand) || slots(operand).builder !== this) throw typeError('build', `output "${name}" is not an operand of this builder`);
+      const s = slots(operand);
+      if (s.kind === 'input' || s.kind === 'constant') throw typeError('build', `output "${name}" is an input or constant; use identity()`);
+    }
+    this._built = true;
+    return compileGraph(this._context, entries);
+  }
+
+  // ---- internals used by ops/*.js ---------------------------------------------------------
+
+  _checkCanBuild(label) {
+    if (this._built) throw domError('InvalidStateError', 'the builder has already built a graph', label);
+    if (contextSlots(this._context).lostInfo) throw domError('InvalidStateError', 'the context is lost', label);
+  }
+
+  /**
+   * Checks that `value` is an MLOperand of this builder.
+   * @returns {object} the operand's slots
+   * @throws {TypeError}
+   */
+  _operand(value, label, what = 'input') {
+    if (!isOperand(value)) throw typeError(label, `${what} is not an MLOperand`);
+    const s = slots(value);
+    if (s.builder !== this) throw typeError(label, `${what} belongs to another MLGraphBuilder`);
+    if (s.kind === 'constant' && s.tensor && tensorSlots(s.tensor).destroyed) throw typeError(label, `${what} is a destroyed constant tensor`);
+    return s;
+  }
+
+  /**
+   * Records an operator node and returns its output operands.
+   * @param {string} op spec operator name
+   * @param {MLOperand[]} inputs operand inputs (positional and from options), already checked
+   * @param {object} attrs everything the kernel needs beyond the inputs
+   * @param {{dataType: string, shape: number[]}[]} outDescs
+   * @param {string} label
+   * @returns {MLOperand[]}
+   */
+  _node(op, inputs, attrs, outDescs, label) {
+    const node = {id: this._nodes.length, op, inputs, attrs, label, outputs: []};
+    node.outputs = outDescs.map((desc, index) => createOperand(this, desc, {kind: 'op', node, index}));
+    this._nodes.push(node);
+    return node.outputs;
+  }
+}
+
+for (const [name, def] of Object.entries(OPERATORS)) {
+  Object.defineProperty(MLGraphBuilder.prototype, name, {
+    configurable: true,
+    writable: true,
+    enumerable: false,
+    value: {[name](...args) {
+      const options = args[def.optionsIndex ?? args.length] ?? {};
+      const label = options && typeof options === 'object' && options.label ? String(options.label) : name;
+      this._checkCanBuild(label);
+      return def.method(this, label, ...args);
+    }}[name],
+  });
+}

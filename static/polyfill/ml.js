@@ -1,0 +1,52 @@
+/**
+ * ML (spec §ML): navigator.ml. createContext(options) asks WebGPU for an adapter and device of
+ * its own; createContext(gpuDevice) runs on the application's device and queue.
+ */
+import {domError} from './errors.js';
+import {createContextObject} from './context.js';
+
+/** Device limits we ask for when the adapter offers more than the defaults. */
+const WANTED_LIMITS = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
+  'maxStorageBuffersPerShaderStage', 'maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupSizeX'];
+
+export class ML {
+  /**
+   * @param {MLContextOptions|GPUDevice} [options] {powerPreference: 'default'|'high-performance'|'low-power',
+   *   accelerated}; unknown members such as deviceType are ignored.
+   * @returns {Promise<MLContext>}
+   * @throws (rejects) NotSupportedError when WebGPU offers no adapter or device;
+   *   TypeError for an invalid powerPreference
+   */
+  async createContext(options = {}) {
+    if (typeof GPUDevice !== 'undefined' && options instanceof GPUDevice) {
+      return createContextObject(options, {ownsDevice: false, adapterInfo: options.adapterInfo, powerPreference: 'default'});
+    }
+    const powerPreference = options?.powerPreference ?? 'default';
+    if (!['default', 'high-performance', 'low-power'].includes(powerPreference)) {
+      throw new TypeError(`createContext: invalid powerPreference ${JSON.stringify(powerPreference)}`);
+    }
+    if (!globalThis.navigator?.gpu) throw domError('NotSupportedError', 'WebGPU is not available in this browser', 'createContext');
+    const request = powerPreference === 'default' ? {} : {powerPreference};
+    let adapter = null;
+    // Some GPU hosts return null from a fresh browser at first; retry briefly.
+    for (let attempt = 0; attempt < 3 && !adapter; attempt++) {
+      adapter = await navigator.gpu.requestAdapter(request);
+      if (!adapter && attempt < 2) await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+    }
+    if (!adapter) throw domError('NotSupportedError', 'no WebGPU adapter is available', 'createContext');
+    const requiredLimits = {};
+    for (const name of WANTED_LIMITS) {
+      if (adapter.limits[name] !== undefined) requiredLimits[name] = adapter.limits[name];
+    }
+    const requiredFeatures = ['shader-f16', 'timestamp-query'].filter((f) => adapter.features.has(f));
+    let device;
+    try {
+      device = await adapter.requestDevice({requiredLimits, requiredFeatures, label: 'webnn'});
+    } catch (e) {
+      throw domError('NotSupportedError', `requestDevice failed: ${e.message}`, 'createContext');
+    }
+    return createContextObject(device, {ownsDevice: true, adapterInfo: adapter.info, powerPreference});
+  }
+
+  get [Symbol.toStringTag]() { return 'ML'; }
+}

@@ -1,0 +1,56 @@
+/**
+ * MLOperand (spec §MLOperand): a node of the graph being built. Its dataType and shape are known
+ * as soon as the builder method that made it returns.
+ */
+
+/** Internal slots of an MLOperand, kept off the public object. */
+const SLOTS = new WeakMap();
+
+/** @returns {object} the internal slots of an MLOperand created by this polyfill */
+export function slots(operand) {
+  return SLOTS.get(operand);
+}
+
+/** @returns {boolean} whether `value` is an MLOperand of this polyfill */
+export function isOperand(value) {
+  return SLOTS.has(value);
+}
+
+export class MLOperand {
+  constructor() {
+    throw new TypeError('Illegal constructor');
+  }
+
+  /** @type {string} MLOperandDataType */
+  get dataType() {
+    return slots(this).dataType;
+  }
+
+  /** @type {number[]} a frozen copy of the dimensions ([] for a scalar) */
+  get shape() {
+    return slots(this).frozenShape;
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'MLOperand';
+  }
+}
+
+/**
+ * Creates an operand (spec "create an MLOperand").
+ * @param {object} builder the MLGraphBuilder
+ * @param {{dataType: string, shape: number[]}} desc
+ * @param {object} origin {kind: 'input', name} | {kind: 'constant', bytes?|tensor?} | {kind: 'op', node, index}
+ * @returns {MLOperand}
+ */
+export function createOperand(builder, desc, origin) {
+  const operand = Object.create(MLOperand.prototype);
+  SLOTS.set(operand, {
+    builder,
+    dataType: desc.dataType,
+    shape: desc.shape.slice(),
+    frozenShape: Object.freeze(desc.shape.slice()),
+    ...origin,
+  });
+  return operand;
+}

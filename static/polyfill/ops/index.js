@@ -1,0 +1,9 @@
+/**
+ * The operator table: spec method name -> {optionsIndex, method(builder, label, ...args),
+ * lower(node, L), limits(ctx)}. Each op family file exports its entries as `operators`.
+ */
+import {operators as elementwise} from './elementwise.js';
+
+export const OPERATORS = Object.freeze({
+  ...elementwise,
+});

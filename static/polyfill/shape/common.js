@@ -1,0 +1,140 @@
+/**
+ * Shape math shared by every op family: descriptor checks, broadcasting, axes.
+ * Pure functions, no GPU. Each throws a TypeError prefixed with the operator's label.
+ */
+import {typeError} from '../errors.js';
+import {DATA_TYPES, MAX_DIMENSION, MAX_RANK, elementCount, isDataType} from '../dtypes.js';
+
+/**
+ * Spec "check dimensions" for an MLOperandDescriptor: a known data type, every dimension a valid
+ * dimension (integer in 1..2^31-1), rank at most MAX_RANK, element count a valid dimension.
+ * @returns {{dataType: string, shape: number[]}} a normalised copy
+ * @throws {TypeError}
+ */
+export function checkDescriptor(desc, label) {
+  if (desc === null || typeof desc !== 'object') throw typeError(label, 'descriptor must be an MLOperandDescriptor');
+  const {dataType, shape} = desc;
+  if (!isDataType(dataType)) throw typeError(label, `invalid dataType ${JSON.stringify(dataType)}`);
+  if (shape === undefined || shape === null || typeof shape[Symbol.iterator] !== 'function') {
+    throw typeError(label, 'descriptor.shape must be a sequence of dimensions');
+  }
+  const dims = [...shape].map(Number);
+  if (dims.length > MAX_RANK) throw typeError(label, `rank ${dims.length} exceeds the supported maximum ${MAX_RANK}`);
+  for (const d of dims) {
+    if (!Number.isInteger(d) || d < 1 || d > MAX_DIMENSION) throw typeError(label, `invalid dimension ${d} in shape [${dims}]`);
+  }
+  const count = elementCount(dims);
+  if (count > MAX_DIMENSION) throw typeError(label, `element count ${count} of shape [${dims}] is too large`);
+  if (count * DATA_TYPES[dataType].bytes > Number.MAX_SAFE_INTEGER) throw typeError(label, 'byte length too large');
+  return {dataType, shape: dims};
+}
+
+/**
+ * Spec "bidirectionally broadcasting" two shapes (NumPy rules).
+ * @returns {number[]} the broadcast shape
+ * @throws {TypeError} when the shapes are not compatible
+ */
+export function broadcastShapes(a, b, label) {
+  const rank = Math.max(a.length, b.length);
+  const out = new Array(rank);
+  for (let i = 0; i < rank; i++) {
+    const da = a[a.length - rank + i] ?? 1;
+    const db = b[b.length - rank + i] ?? 1;
+    if (da !== db && da !== 1 && db !== 1) {
+      throw typeError(label, `shapes [${a}] and [${b}] are not broadcastable`);
+    }
+    out[i] = da === 1 ? db : da;
+  }
+  return out;
+}
+
+/**
+ * Spec "unidirectionally broadcastable": can `from` be broadcast to `to` without changing `to`?
+ * @returns {boolean}
+ */
+export function unidirectionallyBroadcastable(from, to) {
+  if (from.length > to.length) return false;
+  for (let i = 0; i < from.length; i++) {
+    const f = from[from.length - 1 - i];
+    const t = to[to.length - 1 - i];
+    if (f !== t && f !== 1) return false;
+  }
+  return true;
+}
+
+/**
+ * Element strides (row-major) of `shape`, with 0 for the dimensions that `shape` broadcasts over
+ * when read as `outShape` (dimensions missing on the left or equal to 1 where out is larger).
+ * @returns {number[]} one stride per dimension of outShape
+ */
+export function broadcastStrides(shape, outShape) {
+  const strides = new Array(outShape.length).fill(0);
+  let s = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    const o = outShape.length - shape.length + i;
+    strides[o] = shape[i] === 1 && outShape[o] !== 1 ? 0 : s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+/** Row-major element strides of a shape. */
+export function stridesOf(shape) {
+  const strides = new Array(shape.length);
+  let s = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+/** Checks an unsigned integer argument (WebIDL [EnforceRange] unsigned long). */
+export function checkUnsigned(value, label, what) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0xffffffff) {
+    throw typeError(label, `${what} must be an unsigned integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Checks a sequence of unsigned integers of optional fixed length. */
+export function checkUnsignedList(list, label, what, length) {
+  if (list === null || typeof list !== 'object' || typeof list[Symbol.iterator] !== 'function') {
+    throw typeError(label, `${what} must be a sequence of unsigned integers`);
+  }
+  const values = [...list];
+  if (length !== undefined && values.length !== length) {
+    throw typeError(label, `${what} must have ${length} elements, got ${values.length}`);
+  }
+  values.forEach((v) => checkUnsigned(v, label, what));
+  return values;
+}
+
+/**
+ * Checks axes: each in [0, rank), no duplicates.
+ * @returns {number[]}
+ */
+export function checkAxes(axes, rank, label, what = 'axes') {
+  const values = checkUnsignedList(axes, label, what);
+  const seen = new Set();
+  for (const a of values) {
+    if (a >= rank) throw typeError(label, `${what} value ${a} is out of range for rank ${rank}`);
+    if (seen.has(a)) throw typeError(label, `${what} contains ${a} twice`);
+    seen.add(a);
+  }
+  return values;
+}
+
+/** Checks that `dataType` is among `allowed`. */
+export function checkDataType(operand, allowed, label, what = 'input') {
+  if (!allowed.includes(operand.dataType)) {
+    throw typeError(label, `${what} data type ${operand.dataType} is not one of ${allowed.join(', ')}`);
+  }
+}
+
+/** Checks the rank of an operand against an exact value or a [min, max] range. */
+export function checkRank(operand, rank, label, what = 'input') {
+  const r = operand.shape.length;
+  const ok = Array.isArray(rank) ? r >= rank[0] && r <= rank[1] : r === rank;
+  if (!ok) throw typeError(label, `${what} rank ${r} is not ${Array.isArray(rank) ? `in [${rank}]` : rank}`);
+}
