@@ -1,0 +1,1 @@
+"""Developer tools of webnn-wgsl (run from the repository root as ``python -m tools.<name>``)."""
