@@ -1,0 +1,1 @@
+"""Model converters: packaged weights -> weights.bin + manifest.json (see convert.py)."""
