@@ -1,0 +1,66 @@
+/**
+ * The /conformance/ page: runs the cases and renders an operator x data type table.
+ * Exposes window.runConformance({op, family}) -> {results, summary} for automation, and sets
+ * window.conformance when a run ends.
+ */
+import {ready} from '/polyfill/webnn.js';
+import {loadFamilies, runAll, summarize} from './runner.js';
+
+const TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8', 'validation'];
+const $ = (id) => document.getElementById(id);
+
+function render(results) {
+  const table = summarize(results);
+  const rows = [...table.keys()].sort();
+  const head = `<tr><th>operator</th>${TYPES.map((t) => `<th>${t}</th>`).join('')}</tr>`;
+  const body = rows.map((op) => {
+    const row = table.get(op);
+    const cells = TYPES.map((t) => {
+      const c = row.get(t);
+      if (!c) return '<td class="none">–</td>';
+      const total = c.passed + c.failed;
+      const worst = t === 'validation' ? '' : `<br><small>worst ${c.worst > 1e-3 || c.worst === 0 ? c.worst : c.worst.toExponential(1)}</small>`;
+      return `<td class="${c.failed ? 'bad' : 'ok'}">${c.passed}/${total}${worst}</td>`;
+    }).join('');
+    return `<tr><td>${op}</td>${cells}</tr>`;
+  }).join('');
+  $('table').innerHTML = head + body;
+  const failures = results.filter((r) => !r.pass);
+  $('failures').innerHTML = failures.map((r) => `<li>${r.name}: ${escape(r.detail ?? '')}</li>`).join('') || '<li>none</li>';
+}
+
+function escape(text) {
+  return text.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'}[c]));
+}
+
+/**
+ * Runs the suite (or part of it).
+ * @param {{op?: string, family?: string}} [options]
+ * @returns {Promise<{results: object[], passed: number, failed: number, ms: number}>}
+ */
+async function runConformance({op, family} = {}) {
+  const started = performance.now();
+  $('status').textContent = 'loading cases…';
+  let families = await loadFamilies();
+  if (family) families = families.filter((f) => f.name === family);
+  let done = 0;
+  const results = await runAll(families, {
+    filter: (c) => !op || c.op === op,
+    onResult: () => { if (++done % 25 === 0) $('status').textContent = `${done} cases run…`; },
+  });
+  render(results);
+  const passed = results.filter((r) => r.pass).length;
+  const ms = performance.now() - started;
+  $('status').textContent = `${passed} of ${results.length} cases passed in ${(ms / 1000).toFixed(1)} s`;
+  window.conformance = {results, passed, failed: results.length - passed, ms};
+  return window.conformance;
+}
+
+window.runConformance = runConformance;
+const {implementation} = await ready;
+$('implementation').textContent = `WebNN implementation: ${implementation}`;
+$('run').addEventListener('click', () => runConformance({op: $('filter').value.trim() || undefined}));
+const params = new URLSearchParams(location.search);
+$('filter').value = params.get('op') ?? '';
+if (params.get('autorun') !== '0') runConformance({op: params.get('op') ?? undefined});
+else $('status').textContent = 'ready';

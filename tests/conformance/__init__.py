@@ -1,0 +1,1 @@
+"""WebNN conformance suite: graph and validation cases as JSON data (see encode.py, cases/)."""

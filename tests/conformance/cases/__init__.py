@@ -1,0 +1,1 @@
+"""One module per operator family; each defines graph_cases() and validation_cases()."""
