@@ -1,0 +1,57 @@
+# webnn-wgsl: the README's commands.
+#   make setup   .venv (Python >= 3.11) with the package and its test extras, then the
+#                model conversion (server/models/generated/); re-runs only what changed
+#   make run     the dev server on http://127.0.0.1:8000/
+#   make test    the whole pytest suite, headless Chromium (installed if missing)
+# Variables: PYTHON (interpreter for the venv), PYTEST_ARGS (extra pytest arguments),
+# HOST/PORT (make run).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+# First interpreter on PATH that is Python >= 3.11.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& { echo $$p; break; }; done)
+VENV_STAMP := $(VENV)/.installed
+MODELS_STAMP := server/models/generated/.converted
+MODEL_SOURCES := $(wildcard server/models/*.py server/models/data/*)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: help setup run test clean
+
+help:
+	@echo "make setup   create .venv and convert the model (idempotent)"
+	@echo "make run     serve on http://$(HOST):$(PORT)/"
+	@echo "make test    run the test suite in headless Chromium"
+	@echo "make clean   remove .venv, generated models and test results"
+
+setup: $(VENV_STAMP) $(MODELS_STAMP)
+
+$(VENV_STAMP): pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then echo "error: Python >= 3.11 not found on PATH (set PYTHON=...)" >&2; exit 1; fi
+	@if [ ! -x $(PY) ]; then echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+$(MODELS_STAMP): $(VENV_STAMP) $(MODEL_SOURCES)
+	@if [ ! -f server/models/convert.py ]; then echo "error: server/models/convert.py is missing; cannot convert the model" >&2; exit 1; fi
+	$(PY) -m server.models.convert || { echo "error: model conversion failed (python -m server.models.convert)" >&2; exit 1; }
+	@mkdir -p $(@D) && touch $@
+
+run: setup
+	$(PY) -m server --host $(HOST) --port $(PORT)
+
+test: setup
+	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the browser tests" >&2; exit 1; }; \
+	echo "browser: $$chromium"; \
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) server/models/generated test-results .pytest_cache

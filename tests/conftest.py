@@ -1,0 +1,198 @@
+"""Suite-wide fixtures: the live dev server and the browser (pytest-playwright).
+
+Fixtures:
+    server_url    session: the real app (``create_app()``) on a free loopback port,
+                  e.g. ``"http://127.0.0.1:41234"`` (no trailing slash). Playwright
+                  pages get it as their ``base_url``, so ``page.goto("/harness/")`` works.
+    webnn_page    function: pytest-playwright's ``page`` with a default timeout fit for
+                  SwiftShader, whose browser console errors and page errors (uncaught
+                  exceptions, unhandled rejections) FAIL the test. Opt out with
+                  ``@pytest.mark.allow_console_errors``.
+
+The browser (one per session) is chosen by ``tools.chromium.find_chromium``
+(``$WEBNN_CHROMIUM``, else a system Chromium, else Playwright's own) and launched
+with ``$WEBNN_CHROMIUM_ARGS`` (shell-split) or, when unset, the SwiftShader WebGPU
+flags; ``$WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS`` (shell-split) drops Playwright
+defaults such as ``--headless`` (the GPU host sets all three, see
+``shared/gpu-chrome/README.md``). ``$WEBNN_TEST_TIMEOUT_MS`` overrides the default
+Playwright timeout (120 s). On failure, the test's console log is written to
+``test-results/<test>/console.log`` beside pytest-playwright's screenshot.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.app import create_app
+from tests.live_server import serve_in_thread
+from tools.chromium import find_chromium
+
+#: Chromium flags giving WebGPU through SwiftShader on a machine without a GPU.
+SWIFTSHADER_ARGS = [
+    "--enable-unsafe-webgpu",
+    "--enable-features=Vulkan",
+    "--use-vulkan=swiftshader",
+    "--use-webgpu-adapter=swiftshader",
+    "--enable-unsafe-swiftshader",
+    "--no-sandbox",
+]
+
+#: Default Playwright timeout (navigation, waits, run_graph) in milliseconds.
+DEFAULT_TIMEOUT_MS = int(os.environ.get("WEBNN_TEST_TIMEOUT_MS", "120000"))
+
+ALLOW_CONSOLE_ERRORS = "allow_console_errors"
+_WATCHER_KEY = pytest.StashKey["ConsoleWatcher"]()
+_FAILED_ON_CONSOLE_KEY = pytest.StashKey[bool]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the suite's markers."""
+    config.addinivalue_line(
+        "markers",
+        f"{ALLOW_CONSOLE_ERRORS}: browser console errors and page errors do not fail this test "
+        "(for tests that provoke them on purpose)",
+    )
+
+
+# --------------------------------------------------------------------------- server
+
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    """The real dev server (``create_app()``) on a free port; yields its base URL."""
+    with serve_in_thread(create_app()) as url:
+        yield url
+
+
+# -------------------------------------------------------------------------- browser
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """pytest-playwright launch options: our Chromium and its WebGPU flags."""
+    launch = dict(browser_type_launch_args)
+    executable = find_chromium(include_playwright=False)
+    if executable:  # otherwise Playwright falls back to its own download
+        launch["executable_path"] = executable
+    env_args = os.environ.get("WEBNN_CHROMIUM_ARGS")
+    launch["args"] = shlex.split(env_args) if env_args is not None else list(SWIFTSHADER_ARGS)
+    ignore = os.environ.get("WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS")
+    if ignore:
+        launch["ignore_default_args"] = shlex.split(ignore)
+    return launch
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict, server_url: str) -> dict:
+    """pytest-playwright context options: relative URLs resolve against the live server."""
+    return {**browser_context_args, "base_url": server_url}
+
+
+class ConsoleWatcher:
+    """Records a page's console messages, and its errors that must fail a test.
+
+    ``errors`` holds every ``console.error`` message and every ``pageerror`` event
+    (an uncaught exception or an unhandled promise rejection in the page), and a
+    crash of the page; ``log`` holds all console messages, for the failure artefact.
+    """
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.log: list[str] = []
+        self.errors: list[str] = []
+        self.checked = 0  # errors already reported by a check
+        page.on("console", self._on_console)
+        page.on("pageerror", self._on_pageerror)
+        page.on("crash", lambda _page: self._add_error("page crashed"))
+
+    def _on_console(self, message) -> None:
+        location = message.location or {}
+        where = f" ({location.get('url', '')}:{location.get('lineNumber', '')})" if location.get("url") else ""
+        line = f"console.{message.type}: {message.text}{where}"
+        self.log.append(line)
+        if message.type == "error":
+            self.errors.append(line)
+
+    def _on_pageerror(self, error) -> None:
+        stack = getattr(error, "stack", None) or ""
+        self._add_error(f"pageerror: {error.name}: {error.message}" + (f"\n{stack}" if stack else ""))
+
+    def _add_error(self, line: str) -> None:
+        self.log.append(line)
+        self.errors.append(line)
+
+    def flush(self) -> None:
+        """Round-trip to the page, so events it already emitted get dispatched."""
+        try:
+            if not self.page.is_closed():
+                self.page.evaluate("() => 0")
+        except Exception:  # page navigated away, crashed or closed: nothing more to get
+            pass
+
+    def take_new_errors(self) -> list[str]:
+        """Return the errors not reported yet, and mark them reported."""
+        new = self.errors[self.checked:]
+        self.checked = len(self.errors)
+        return new
+
+
+def _format_errors(errors: list[str]) -> str:
+    shown = "\n".join(f"  {e}" for e in errors[:20])
+    more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""
+    return (f"{len(errors)} browser console error(s) / page error(s) "
+            f"(mark the test @pytest.mark.{ALLOW_CONSOLE_ERRORS} if they are expected):\n{shown}{more}")
+
+
+@pytest.fixture
+def webnn_page(page, request: pytest.FixtureRequest, output_path: str):
+    """pytest-playwright's ``page``, failing the test on browser console errors.
+
+    The default timeout is ``DEFAULT_TIMEOUT_MS``. Errors seen while the test runs
+    fail its call phase; errors that arrive afterwards fail its teardown. Unless the
+    test is marked ``allow_console_errors``.
+    """
+    page.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    page.set_default_navigation_timeout(DEFAULT_TIMEOUT_MS)
+    watcher = ConsoleWatcher(page)
+    request.node.stash[_WATCHER_KEY] = watcher
+    yield page
+    watcher.flush()
+    rep_call = getattr(request.node, "rep_call", None)
+    allowed = request.node.get_closest_marker(ALLOW_CONSOLE_ERRORS) is not None
+    late = [] if allowed else watcher.take_new_errors()
+    if (rep_call is None or rep_call.failed or late) and watcher.log:
+        folder = Path(output_path)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "console.log").write_text("\n".join(watcher.log) + "\n", encoding="utf-8")
+    if late:
+        pytest.fail(_format_errors(late), pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Fail a test that used ``webnn_page`` when the page logged errors during it."""
+    result = yield  # a failure of the test itself propagates unchanged
+    watcher = item.stash.get(_WATCHER_KEY, None)
+    if watcher is not None and item.get_closest_marker(ALLOW_CONSOLE_ERRORS) is None:
+        watcher.flush()
+        errors = watcher.take_new_errors()
+        if errors:
+            item.stash[_FAILED_ON_CONSOLE_KEY] = True
+            pytest.fail(_format_errors(errors), pytrace=False)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Attach the browser's console errors to a test's report when it failed otherwise."""
+    report = yield
+    watcher = item.stash.get(_WATCHER_KEY, None)
+    if (watcher is not None and report.failed and watcher.errors and report.when == "call"
+            and not item.stash.get(_FAILED_ON_CONSOLE_KEY, False)):
+        report.sections.append(("browser console errors", "\n".join(watcher.errors)))
+    return report
