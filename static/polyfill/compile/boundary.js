@@ -2,36 +2,71 @@
  * Conversions between the tensor layout and the compute layout (see dtypes.js) at graph
  * boundaries: graph inputs, outputs and constants of float16, int8 and uint8.
  * float32, int32, uint32, int64 and uint64 need none.
+ *
+ * Inputs: one invocation per element reads its word of the packed buffer and widens its
+ * element. Outputs: one invocation per *word* of the packed buffer gathers the 2 (float16) or 4
+ * (int8/uint8) elements that share it and writes the whole word, so no two invocations write the
+ * same word (no races) and the padding bytes past an odd element count are zero.
+ * Constants are widened on the CPU at build time.
  */
-import {domError} from '../errors.js';
-import {isDirect} from '../dtypes.js';
+import {computeByteLength, elementCount, isDirect} from '../dtypes.js';
+import {Shader} from '../gpu/wgsl.js';
+import {wgslType} from '../gpu/types.js';
+import {F16_BITS, PACKED_BITS, packBitsExpr, unpackExpr, unpackOnCpu} from '../gpu/packing.js';
 
 /**
  * Emits the step converting a raw input Value (tensor layout) to a new compute-layout Value.
- * @returns {object} the compute Value
+ * @param {import('./lowering.js').Lowering} L
+ * @param {object} raw the graph input's Value (packed bytes, bound to the MLTensor at dispatch)
+ * @param {{dataType: string, shape: number[]}} desc float16 | int8 | uint8
+ * @returns {object} the compute Value (a temporary)
  */
 export function lowerBoundaryIn(L, raw, desc) {
-  throw domError('NotSupportedError', `graph inputs of type ${desc.dataType} are not supported yet`, 'build');
+  const count = elementCount(desc.shape);
+  const value = L.temp(computeByteLength(desc), `${raw.label} (compute layout)`);
+  const shader = new Shader(`unpack_${desc.dataType}`).read('R', 'u32').write('Y', wgslType(desc.dataType));
+  if (desc.dataType === 'float16') shader.fn(F16_BITS);
+  shader.main(`  Y[gi] = ${unpackExpr(desc.dataType, 'R', 'gi')};`);
+  L.step({shader, values: [raw, value], threads: count, label: `${raw.label}: unpack ${desc.dataType}`});
+  return value;
 }
 
 /**
  * Emits the step converting compute Value `value` into the raw output Value `raw`.
+ * @param {import('./lowering.js').Lowering} L
+ * @param {object} value compute-layout Value holding the output
+ * @param {object} raw the graph output's Value (packed bytes, bound to the MLTensor at dispatch)
+ * @param {{dataType: string, shape: number[]}} desc float16 | int8 | uint8
  */
 export function lowerBoundaryOut(L, value, raw, desc) {
-  throw domError('NotSupportedError', `graph outputs of type ${desc.dataType} are not supported yet`, 'build');
+  const count = elementCount(desc.shape);
+  const perWord = 32 / PACKED_BITS[desc.dataType];
+  const bits = PACKED_BITS[desc.dataType];
+  const shader = new Shader(`pack_${desc.dataType}`).read('X', wgslType(desc.dataType)).write('R', 'u32').uniform('count');
+  if (desc.dataType === 'float16') shader.fn(F16_BITS);
+  shader.main(`  let first = gi * ${perWord}u;
+  var word = 0u;
+  for (var k = 0u; k < ${perWord}u; k++) {
+    if (first + k < u_count()) { word |= ${packBitsExpr(desc.dataType, 'X[first + k]')} << (k * ${bits}u); }
+  }
+  R[gi] = word;`);
+  L.step({shader, values: [value, raw], uniforms: {count}, threads: Math.ceil(count / perWord), label: `${raw.label}: pack ${desc.dataType}`});
 }
 
 /**
- * Compute-layout bytes of a constant given its tensor-layout bytes.
- * @param {Uint8Array} bytes
+ * Compute-layout bytes of a constant given its tensor-layout bytes (widened on the CPU).
+ * @param {Uint8Array} bytes tensor-layout data
+ * @param {{dataType: string, shape: number[]}} desc
  * @returns {Uint8Array} length a multiple of 4
  */
 export function constantComputeBytes(bytes, desc) {
   if (!isDirect(desc.dataType)) {
-    throw domError('NotSupportedError', `constants of type ${desc.dataType} are not supported yet`, 'build');
+    const words = unpackOnCpu(bytes, desc.dataType, elementCount(desc.shape));
+    return new Uint8Array(words.buffer);
   }
-  if (bytes.byteLength % 4 === 0) return bytes;
-  const padded = new Uint8Array(Math.ceil(bytes.byteLength / 4) * 4);
+  if (bytes.byteLength % 4 === 0 && bytes.byteOffset % 4 === 0) return bytes;
+  const padded = new Uint8Array(Math.max(4, Math.ceil(bytes.byteLength / 4) * 4));
   padded.set(bytes);
   return padded;
 }
+
