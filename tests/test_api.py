@@ -1,0 +1,212 @@
+"""The MLContext / MLTensor / MLGraphBuilder / MLGraph surface (spec §MLContext, §MLTensor,
+§MLGraphBuilder, §MLGraph): each method's results and the errors the spec gives."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.graph_runner import open_harness
+
+#: Chromium 156's method lists (a copy of shared/reference/chromium-156-idl.json).
+IDL = json.loads((Path(__file__).parent / "data" / "chromium-156-idl.json").read_text())
+
+# Outcome of an async JS snippet: {ok: value} or {error: name, message}.
+RUN = """async (body) => {
+  const f = new Function('return (async () => {' + body + '})();');
+  try { return {ok: await f()}; }
+  catch (e) { return {error: e?.name ?? String(e), message: e?.message ?? ''}; }
+}"""
+
+SETUP = """
+const ctx = await navigator.ml.createContext();
+const f32 = {dataType: 'float32', shape: [2, 3]};
+"""
+
+
+def run(page, server_url, body):
+    open_harness(page, server_url)
+    return page.evaluate(RUN, SETUP + body)
+
+
+def error_of(page, server_url, body):
+    result = run(page, server_url, body)
+    assert "error" in result, f"expected an error, got {result}"
+    return result["error"], result["message"]
+
+
+def test_surface_matches_chromium_156(webnn_page, server_url):
+    """Every method and attribute Chromium 156 exposes exists on our prototypes."""
+    open_harness(webnn_page, server_url)
+    names = webnn_page.evaluate("""(idl) => Object.fromEntries(Object.keys(idl).map(
+        (k) => [k, Object.getOwnPropertyNames(globalThis[k].prototype)]))""", IDL["interfaces"])
+    for interface, members in IDL["interfaces"].items():
+        missing = sorted(set(members) - set(names[interface]))
+        assert not missing, f"{interface} lacks {missing}"
+
+
+def test_tensor_roundtrip_and_attributes(webnn_page, server_url):
+    r = run(webnn_page, server_url, """
+      const t = await ctx.createTensor({...f32, readable: true, writable: true});
+      const zeros = Array.from(new Float32Array(await ctx.readTensor(t)));
+      ctx.writeTensor(t, new Float32Array([1, -2, 3.5, NaN, -Infinity, -0]));
+      const back = new Float32Array(await ctx.readTensor(t));
+      const into = new Float32Array(6);
+      const res = await ctx.readTensor(t, into);
+      const u8 = new Uint8Array(24);
+      await ctx.readTensor(t, u8);
+      return {zeros, back: Array.from(back).map(String), into: Array.from(into).map(String), res: res === undefined,
+              u8same: new Float32Array(u8.buffer)[2], attrs: [t.dataType, t.shape, t.readable, t.writable, t.constant],
+              frozen: Object.isFrozen(t.shape)};
+    """)["ok"]
+    assert r["zeros"] == [0] * 6
+    assert r["back"] == ["1", "-2", "3.5", "NaN", "-Infinity", "0"]
+    assert r["into"] == r["back"] and r["res"] is True and r["u8same"] == 3.5
+    assert r["attrs"] == ["float32", [2, 3], True, True, False] and r["frozen"]
+
+
+@pytest.mark.parametrize("body, error", [
+    ("const t = await ctx.createTensor(f32); await ctx.readTensor(t);", "TypeError"),  # not readable
+    ("const t = await ctx.createTensor(f32); ctx.writeTensor(t, new Float32Array(6));", "TypeError"),  # not writable
+    ("const t = await ctx.createTensor({...f32, writable: true}); ctx.writeTensor(t, new Float32Array(5));", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, writable: true}); ctx.writeTensor(t, new Int32Array(6));", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, readable: true}); await ctx.readTensor(t, new Float32Array(7));", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, readable: true}); t.destroy(); await ctx.readTensor(t);", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, writable: true}); t.destroy(); ctx.writeTensor(t, new Float32Array(6));", "TypeError"),
+    ("const other = await navigator.ml.createContext(); const t = await other.createTensor({...f32, readable: true}); await ctx.readTensor(t);", "TypeError"),
+    ("await ctx.createTensor({dataType: 'float64', shape: [2]});", "TypeError"),
+    ("await ctx.createTensor({dataType: 'float32', shape: [2, 0]});", "TypeError"),
+    ("await ctx.createTensor({dataType: 'float32', shape: [65536, 65536]});", "TypeError"),
+    ("await ctx.createConstantTensor(f32, new Float32Array(5));", "TypeError"),
+    ("ctx.destroy(); await ctx.createTensor(f32);", "InvalidStateError"),
+    ("const t = await ctx.createTensor({...f32, readable: true}); const p = ctx.readTensor(t); t.destroy(); await p;", "InvalidStateError"),
+    ("const t = await ctx.createTensor({...f32, readable: true}); const p = ctx.readTensor(t); ctx.destroy(); await p;", "InvalidStateError"),
+])
+def test_tensor_errors(webnn_page, server_url, body, error):
+    assert error_of(webnn_page, server_url, body)[0] == error
+
+
+GRAPH = """
+const b = new MLGraphBuilder(ctx);
+const x = b.input('x', f32);
+const y = b.relu(x, {label: 'act'});
+const graph = await b.build({y});
+const tx = await ctx.createTensor({...f32, writable: true});
+const ty = await ctx.createTensor({...f32, readable: true});
+"""
+
+
+@pytest.mark.parametrize("body, error", [
+    ("ctx.dispatch(graph, {}, {y: ty});", "TypeError"),  # missing input
+    ("const tz = await ctx.createTensor(f32); ctx.dispatch(graph, {x: tx, z: tz}, {y: ty});", "TypeError"),  # extra name
+    ("ctx.dispatch(graph, {x: tx}, {y: tx});", "TypeError"),  # same tensor twice
+    ("const w = await ctx.createTensor({dataType: 'float32', shape: [3, 2]}); ctx.dispatch(graph, {x: w}, {y: ty});", "TypeError"),
+    ("const w = await ctx.createTensor({dataType: 'int32', shape: [2, 3]}); ctx.dispatch(graph, {x: w}, {y: ty});", "TypeError"),
+    ("tx.destroy(); ctx.dispatch(graph, {x: tx}, {y: ty});", "TypeError"),
+    ("const c = await ctx.createConstantTensor(f32, new Float32Array(6)); ctx.dispatch(graph, {x: c}, {y: ty});", "TypeError"),
+    ("const other = await navigator.ml.createContext(); const o = await other.createTensor(f32); ctx.dispatch(graph, {x: o}, {y: ty});", "TypeError"),
+    ("const other = await navigator.ml.createContext(); other.dispatch(graph, {x: tx}, {y: ty});", "TypeError"),
+    ("graph.destroy(); ctx.dispatch(graph, {x: tx}, {y: ty});", "InvalidStateError"),
+    ("ctx.destroy(); ctx.dispatch(graph, {x: tx}, {y: ty});", "InvalidStateError"),
+    ("await b.build({y});", "InvalidStateError"),
+    ("b.relu(x);", "InvalidStateError"),
+    ("b.input('q', f32);", "InvalidStateError"),
+])
+def test_dispatch_and_build_errors(webnn_page, server_url, body, error):
+    assert error_of(webnn_page, server_url, GRAPH + body)[0] == error
+
+
+@pytest.mark.parametrize("body, error", [
+    ("const b = new MLGraphBuilder(ctx); b.input('', f32);", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); b.input('x', f32); b.input('x', f32);", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); b.constant(f32, new Float32Array(5));", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); b.constant(f32, new Int32Array(6));", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); await b.build({});", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); const x = b.input('x', f32); await b.build({x});", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); const c = b.constant('float32', 2); await b.build({c});", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); const b2 = new MLGraphBuilder(ctx); b.relu(b2.input('x', f32), {label: 'r1'});", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); const t = await ctx.createTensor(f32); b.constant(t);", "TypeError"),
+    ("const b = new MLGraphBuilder(ctx); const t = await ctx.createConstantTensor(f32, new Float32Array(6)); t.destroy(); b.constant(t);", "TypeError"),
+    ("ctx.destroy(); new MLGraphBuilder(ctx);", "InvalidStateError"),
+    ("new MLGraphBuilder({});", "TypeError"),
+    ("new MLOperand();", "TypeError"),
+])
+def test_builder_errors(webnn_page, server_url, body, error):
+    assert error_of(webnn_page, server_url, body)[0] == error
+
+
+def test_error_names_the_label(webnn_page, server_url):
+    name, message = error_of(webnn_page, server_url, """
+      const b = new MLGraphBuilder(ctx);
+      b.add(b.input('a', f32), b.input('b', {dataType: 'float32', shape: [4]}), {label: 'my-add'});""")
+    assert name == "TypeError" and "[my-add]" in message
+
+
+def test_constants_scalars_and_reuse(webnn_page, server_url):
+    """constant(tensor) survives the tensor's destruction; constant(type, value) casts; a graph
+    runs many times with different tensors; outputs that alias inputs are copies."""
+    r = run(webnn_page, server_url, """
+      const ct = await ctx.createConstantTensor(f32, new Float32Array([1, 2, 3, 4, 5, 6]));
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', f32);
+      const c = b.constant(ct);
+      const s = b.constant('float32', 0.1);
+      const y = b.mul(b.add(x, c), s);
+      const graph = await b.build({y, z: b.relu(x)});
+      ct.destroy();
+      const out = [];
+      for (const v of [1, -1]) {
+        const tx = await ctx.createTensor({...f32, writable: true});
+        const ty = await ctx.createTensor({...f32, readable: true});
+        const tz = await ctx.createTensor({...f32, readable: true});
+        ctx.writeTensor(tx, new Float32Array(6).fill(v));
+        ctx.dispatch(graph, {x: tx}, {y: ty, z: tz});
+        out.push([Array.from(new Float32Array(await ctx.readTensor(ty))), Array.from(new Float32Array(await ctx.readTensor(tz)))]);
+      }
+      return {out, shape: y.shape, type: y.dataType, scalarShape: s.shape};
+    """)["ok"]
+    f = lambda v: [float(__import__("numpy").float32((v + k) * __import__("numpy").float32(0.1))) for k in range(1, 7)]
+    assert r["out"][0][0] == pytest.approx(f(1), rel=1e-6) and r["out"][0][1] == [1] * 6
+    assert r["out"][1][0] == pytest.approx(f(-1), rel=1e-6, abs=1e-7) and r["out"][1][1] == [0] * 6
+    assert r["shape"] == [2, 3] and r["type"] == "float32" and r["scalarShape"] == []
+
+
+def test_context_lost_and_destroy(webnn_page, server_url):
+    r = run(webnn_page, server_url, """
+      const b = new MLGraphBuilder(ctx);
+      const graph = await b.build({y: b.relu(b.input('x', f32))});
+      const t = await ctx.createTensor({...f32, readable: true});
+      let lost = null;
+      ctx.lost.then((info) => { lost = info.message; });
+      ctx.destroy();
+      ctx.destroy();  // idempotent
+      await new Promise((r) => setTimeout(r, 0));
+      let readErr = null;
+      try { await ctx.readTensor(t); } catch (e) { readErr = e.name; }
+      return {lost, readErr, accelerated: ctx.accelerated};
+    """)["ok"]
+    assert r["lost"] and "destroy" in r["lost"]
+    assert r["readErr"] == "TypeError"  # the tensor was destroyed with its context
+    assert r["accelerated"] is True
+
+
+def test_workgroup_folding_large_elementwise(webnn_page, server_url):
+    """More than 65,535 workgroups in one dimension are folded: 16,777,217 elements, all correct."""
+    r = run(webnn_page, server_url, """
+      const n = 16777217;
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', {dataType: 'float32', shape: [n]});
+      const graph = await b.build({y: b.add(x, b.constant('float32', 1))});
+      const tx = await ctx.createTensor({dataType: 'float32', shape: [n], writable: true});
+      const ty = await ctx.createTensor({dataType: 'float32', shape: [n], readable: true});
+      const data = new Float32Array(n);
+      for (let i = 0; i < n; i++) data[i] = i % 1000 - 500;
+      ctx.writeTensor(tx, data);
+      ctx.dispatch(graph, {x: tx}, {y: ty});
+      const out = new Float32Array(await ctx.readTensor(ty));
+      let bad = 0;
+      for (let i = 0; i < n; i++) if (out[i] !== data[i] + 1) bad++;
+      return {bad, last: out[n - 1]};
+    """)["ok"]
+    assert r == {"bad": 0, "last": float((16777216 % 1000) - 500 + 1)}
