@@ -1,0 +1,201 @@
+/**
+ * Data-movement operators (spec §reshape, §transpose, §concat, §identity, §slice, §split,
+ * §expand, §tile, §reverse): type-agnostic, they move 32-bit words in the compute layout (one
+ * word per element, two for int64/uint64), so every MLOperandDataType works with the same kernels.
+ *
+ * reshape and identity alias their input (no copy). Every other operator is one strided copy
+ * (shape/movement.js simplifyStrided): Y[i] = X[offset(i)] (gather form), or
+ * Y[offset(i)] = X[i] (scatter form, for concat, one step per input).
+ */
+import {typeError} from '../errors.js';
+import {ALL_TYPES, DATA_TYPES, elementCount} from '../dtypes.js';
+import {Shader} from '../gpu/wgsl.js';
+import {
+  concatPlan, concatShape, expandPlan, expandShape, reshapeShape, reversePlan, reverseAxes, slicePlan,
+  sliceParams, splitSizes, tilePlan, tileShape, transposePermutation, transposePlan,
+} from '../shape/movement.js';
+import {tensorLimits, rankRange} from './limits.js';
+
+/** WGSL element type that moves one element of `dataType` in the compute layout. */
+export function wordType(dataType) {
+  return DATA_TYPES[dataType].words === 2 ? 'vec2<u32>' : 'u32';
+}
+
+/** Options dictionary: undefined/null -> {}, anything but an object is a TypeError. */
+export function dictionary(options, label) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object') throw typeError(label, 'options must be a dictionary');
+  return options;
+}
+
+/**
+ * Emits one strided copy step (see simplifyStrided for `plan`).
+ * @param {object} L Lowering
+ * @param {object} src Value read
+ * @param {object} dst Value written
+ * @param {string} dataType element type (only its word count matters)
+ * @param {{shape: number[], stride: number[], mod: number[], base: number}} plan
+ * @param {boolean} scatter false: Y[i] = X[offset(i)]; true: Y[offset(i)] = X[i]
+ * @param {string} label
+ */
+export function stridedCopy(L, src, dst, dataType, plan, scatter, label) {
+  const T = wordType(dataType);
+  const rank = plan.shape.length;
+  const shader = new Shader(scatter ? 'scatter_copy' : 'strided_copy').read('X', T).write('Y', T).uniform('base');
+  const uniforms = {base: plan.base};
+  if (rank > 0) {
+    shader.uniform('shape', 'u32', rank).uniform('mod', 'u32', rank).uniform('stride', 'u32', rank);
+    Object.assign(uniforms, {shape: plan.shape, mod: plan.mod, stride: plan.stride});
+  }
+  shader.fn(`fn offset_of(i: u32) -> u32 {
+  var off = u_base();${rank > 0 ? `
+  var rem = i;
+  for (var d = ${rank - 1}i; d >= 0; d--) {
+    let n = u_shape(u32(d));
+    off += ((rem % n) % u_mod(u32(d))) * u_stride(u32(d));
+    rem /= n;
+  }` : ''}
+  return off;
+}`);
+  shader.main(scatter ? '  Y[offset_of(gi)] = X[gi];' : '  Y[gi] = X[offset_of(gi)];');
+  L.step({shader, values: [src, dst], uniforms, threads: elementCount(plan.shape), label});
+}
+
+/** A builder method for single-input ops computing {attrs, shape} from (slots, ...args, options). */
+function singleInput(op, optionsIndex, infer) {
+  return function method(builder, label, input, ...rest) {
+    const s = builder._operand(input, label);
+    rest[optionsIndex - 1] = dictionary(rest[optionsIndex - 1], label);
+    const {attrs, shape} = infer(s, label, ...rest);
+    return builder._node(op, [input], attrs, [{dataType: s.dataType, shape}], label)[0];
+  };
+}
+
+/** Lowers a single-input op with a strided plan computed from the node. */
+function lowerPlan(planOf) {
+  return function lower(node, L) {
+    const input = node.inputs[0];
+    const out = node.outputs[0];
+    stridedCopy(L, L.value(input), L.result(node), out.dataType, planOf(input.shape, out.shape, node.attrs), false, node.label);
+  };
+}
+
+function lowerAlias(node, L) {
+  L.alias(node.outputs[0], L.value(node.inputs[0]));
+}
+
+function concatMethod(builder, label, inputs, axis, options) {
+  dictionary(options, label);
+  if (inputs === null || typeof inputs !== 'object' || typeof inputs[Symbol.iterator] !== 'function') {
+    throw typeError(label, 'inputs must be a sequence of MLOperands');
+  }
+  const list = [...inputs];
+  const slotList = list.map((x, k) => builder._operand(x, label, `inputs[${k}]`));
+  const shape = concatShape(slotList, axis, label);
+  return builder._node('concat', list, {axis}, [{dataType: slotList[0].dataType, shape}], label)[0];
+}
+
+function lowerConcat(node, L) {
+  const out = L.result(node);
+  const outShape = node.outputs[0].shape;
+  const {axis} = node.attrs;
+  let offset = 0;
+  node.inputs.forEach((input, k) => {
+    const plan = concatPlan(input.shape, outShape, axis, offset);
+    stridedCopy(L, L.value(input), out, input.dataType, plan, true, `${node.label}:${k}`);
+    offset += input.shape[axis];
+  });
+}
+
+function splitMethod(builder, label, input, splits, options) {
+  const s = builder._operand(input, label);
+  const {axis = 0} = dictionary(options, label);
+  const sizes = splitSizes(s.shape, splits, axis, label);
+  const outs = sizes.map((n) => {
+    const shape = s.shape.slice();
+    shape[axis] = n;
+    return {dataType: s.dataType, shape};
+  });
+  return builder._node('split', [input], {axis, sizes}, outs, label);
+}
+
+function lowerSplit(node, L) {
+  const input = node.inputs[0];
+  const x = L.value(input);
+  const {axis, sizes} = node.attrs;
+  const ones = input.shape.map(() => 1);
+  let start = 0;
+  sizes.forEach((n, k) => {
+    const starts = input.shape.map((_, i) => (i === axis ? start : 0));
+    const plan = slicePlan(input.shape, node.outputs[k].shape, starts, ones);
+    stridedCopy(L, x, L.result(node, k), input.dataType, plan, false, `${node.label}:${k}`);
+    start += n;
+  });
+}
+
+const ANY = rankRange();
+const single = (range = ANY) => () => ({input: tensorLimits(ALL_TYPES, range), output: tensorLimits(ALL_TYPES, range)});
+
+/** Operator table entries (see ops/index.js). */
+export const operators = {
+  reshape: {
+    optionsIndex: 2,
+    method: singleInput('reshape', 2, (s, label, newShape) => ({attrs: {}, shape: reshapeShape(s.shape, newShape, label)})),
+    lower: lowerAlias,
+    limits: single(),
+  },
+  identity: {
+    optionsIndex: 1,
+    method: singleInput('identity', 1, (s) => ({attrs: {}, shape: s.shape.slice()})),
+    lower: lowerAlias,
+    limits: single(),
+  },
+  transpose: {
+    optionsIndex: 1,
+    method: singleInput('transpose', 1, (s, label, options) => {
+      const permutation = transposePermutation(s.shape.length, options.permutation, label);
+      return {attrs: {permutation}, shape: permutation.map((p) => s.shape[p])};
+    }),
+    lower: lowerPlan((inShape, outShape, attrs) => transposePlan(inShape, attrs.permutation)),
+    limits: single(),
+  },
+  concat: {
+    optionsIndex: 2,
+    method: concatMethod,
+    lower: lowerConcat,
+    limits: () => ({inputs: tensorLimits(ALL_TYPES, rankRange(1)), output: tensorLimits(ALL_TYPES, rankRange(1))}),
+  },
+  slice: {
+    optionsIndex: 3,
+    method: singleInput('slice', 3, (s, label, starts, sizes, options) => {
+      const {shape, starts: st, strides} = sliceParams(s.shape, starts, sizes, options.strides, label);
+      return {attrs: {starts: st, strides}, shape};
+    }),
+    lower: lowerPlan((inShape, outShape, attrs) => slicePlan(inShape, outShape, attrs.starts, attrs.strides)),
+    limits: single(),
+  },
+  split: {
+    optionsIndex: 2,
+    method: splitMethod,
+    lower: lowerSplit,
+    limits: () => ({input: tensorLimits(ALL_TYPES, rankRange(1)), outputs: tensorLimits(ALL_TYPES, rankRange(1))}),
+  },
+  expand: {
+    optionsIndex: 2,
+    method: singleInput('expand', 2, (s, label, newShape) => ({attrs: {}, shape: expandShape(s.shape, newShape, label)})),
+    lower: lowerPlan((inShape, outShape) => expandPlan(inShape, outShape)),
+    limits: single(),
+  },
+  tile: {
+    optionsIndex: 2,
+    method: singleInput('tile', 2, (s, label, repetitions) => ({attrs: {}, shape: tileShape(s.shape, repetitions, label)})),
+    lower: lowerPlan((inShape, outShape) => tilePlan(inShape, outShape)),
+    limits: single(),
+  },
+  reverse: {
+    optionsIndex: 1,
+    method: singleInput('reverse', 1, (s, label, options) => ({attrs: {axes: reverseAxes(s.shape.length, options.axes, label)}, shape: s.shape.slice()})),
+    lower: lowerPlan((inShape, outShape, attrs) => reversePlan(inShape, attrs.axes)),
+    limits: single(),
+  },
+};
