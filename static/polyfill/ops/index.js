@@ -2,14 +2,10 @@
  * The operator table: spec method name -> {optionsIndex, method(builder, label, ...args),
  * lower(node, L), limits(ctx)}. Each op family file exports its entries as `operators`.
  */
-import {operators as conv2d} from './conv2d.js';
 import {operators as elementwise} from './elementwise.js';
-import {operators as gemm} from './gemm.js';
 import {operators as movement} from './movement.js';
 
 export const OPERATORS = Object.freeze({
-  ...conv2d,
   ...elementwise,
-  ...gemm,
   ...movement,
 });
