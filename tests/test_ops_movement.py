@@ -15,8 +15,8 @@ from tests.graph_batch import expect_errors, run_graphs
 from tests.graph_runner import GraphError
 from tests.reference import movement as ref
 
-#: data types whose graph inputs/outputs need no boundary conversion
-DIRECT_TYPES = ["float32", "int32", "uint32", "int64", "uint64"]
+#: every MLOperandDataType (float16/int8/uint8 cross the graph boundary conversions)
+DIRECT_TYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
 NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32,
       "int64": np.int64, "uint64": np.uint64, "int8": np.int8, "uint8": np.uint8}
 
@@ -227,4 +227,210 @@ def test_reshape_transpose_concat_validation(webnn_page, server_url):
         (f"builder => builder.concat([{inp(f, [2, 3])}, 5], 0, {{label: 'L'}})", "TypeError"),
         (f"builder => builder.concat({inp(f, [2, 3])}, 0, {{label: 'L'}})", "TypeError"),
         (f"(builder, c) => builder.concat([{inp(f, [2, 3])}, new MLGraphBuilder(c).input('y', {{dataType: 'float32', shape: [2, 3]}})], 0, {{label: 'L'}})", "TypeError"),
+    ])
+
+
+# ---------------------------------------------------------------------- identity, slice
+
+
+def test_identity(webnn_page, server_url):
+    cases = []
+    for k, shape in enumerate([[], [7], [2, 3], [2, 1, 3, 1, 2, 1, 1, 2]]):
+        for data_type in DIRECT_TYPES:
+            x = data(shape, data_type, seed=k)
+            d, i = single("identity", x)
+            cases.append((d, i, {"y": ref.identity(x)}))
+    # identity feeding another op and being an output too
+    x = data([3, 4], "float32")
+    desc = {"inputs": {"x": {"dataType": "float32", "shape": [3, 4]}},
+            "operators": [{"op": "identity", "args": [{"operand": "x"}], "outputs": "i"},
+                          {"op": "transpose", "args": [{"operand": "i"}], "outputs": "t"},
+                          {"op": "identity", "args": [{"operand": "t"}], "outputs": "y"}],
+            "outputs": ["i", "t", "y"]}
+    cases.append((desc, {"x": x}, {"i": x, "t": x.T, "y": x.T}))
+    check_all(webnn_page, server_url, cases)
+
+
+SLICES = [
+    ([], [], [], None),
+    ([10], [0], [10], None),
+    ([10], [3], [4], None),
+    ([10], [1], [9], [3]),
+    ([10], [9], [1], [5]),
+    ([4, 5], [1, 2], [2, 3], None),
+    ([4, 5], [0, 0], [4, 5], [2, 2]),
+    ([4, 5], [1, 0], [3, 5], [2, 4]),
+    ([3, 4, 5], [0, 1, 2], [3, 3, 3], [1, 2, 1]),
+    ([2, 3, 4, 5], [1, 0, 1, 0], [1, 3, 3, 5], [1, 1, 2, 2]),
+    ([2, 3, 2, 3, 2], [0, 1, 0, 1, 1], [2, 2, 2, 2, 1], [1, 1, 1, 2, 1]),
+    ([2, 2, 2, 2, 2, 3], [1, 0, 1, 0, 1, 0], [1, 2, 1, 2, 1, 3], [1, 1, 1, 1, 1, 2]),
+    ([2, 2, 2, 2, 2, 2, 3, 2], [0, 1, 0, 1, 0, 1, 1, 0], [2, 1, 2, 1, 2, 1, 2, 2], [2, 1, 1, 1, 1, 1, 2, 2]),
+    ([1, 16, 8, 8], [0, 4, 1, 2], [1, 8, 7, 6], [1, 3, 2, 3]),
+]
+
+
+def test_slice(webnn_page, server_url):
+    cases = []
+    for k, (shape, starts, sizes, strides) in enumerate(SLICES):
+        for data_type in (DIRECT_TYPES if k % 3 == 0 else DIRECT_TYPES[k % 8:k % 8 + 2]):
+            x = data(shape, data_type, seed=k)
+            options = None if strides is None else {"strides": strides}
+            d, i = single("slice", x, starts, sizes, options=options)
+            cases.append((d, i, {"y": ref.slice(x, starts, sizes, options)}))
+    check_all(webnn_page, server_url, cases)
+
+
+# ------------------------------------------------------------------------------ split
+
+
+SPLITS = [([6], 3, 0), ([6], [1, 2, 3], 0), ([4, 6], 2, 1), ([4, 6], [4], 0), ([4, 6], [5, 1], 1),
+          ([2, 3, 4], [1, 1, 1], 1), ([2, 3, 4], 4, 2), ([3, 1, 2, 5, 2], [2, 3], 3),
+          ([2, 1, 2, 1, 2, 1, 4, 3], [1, 2, 1], 6), ([8, 2], 8, 0)]
+
+
+def test_split(webnn_page, server_url):
+    cases = []
+    for k, (shape, splits, axis) in enumerate(SPLITS):
+        for data_type in DIRECT_TYPES[k % 4::4]:
+            x = data(shape, data_type, seed=k)
+            parts = ref.split(x, splits, {"axis": axis})
+            names = [f"y{j}" for j in range(len(parts))]
+            d, i = single("split", x, splits, options={"axis": axis} if axis else None, outputs=names)
+            cases.append((d, i, dict(zip(names, parts))))
+    check_all(webnn_page, server_url, cases)
+
+
+# ------------------------------------------------------------------- expand, tile, reverse
+
+
+EXPANDS = [([], [3]), ([], [2, 3]), ([1], [5]), ([3], [2, 3]), ([2, 1], [2, 4]), ([2, 1], [3, 2, 5]),
+           ([1, 3, 1], [2, 3, 4]), ([4, 1, 1, 2], [4, 3, 2, 2]), ([1, 2, 1, 2, 1], [2, 1, 2, 2, 3, 2, 2]),
+           ([2, 3], [2, 3]), ([1, 1, 1, 1, 1, 1, 1, 1], [2, 1, 2, 1, 2, 1, 2, 3])]
+
+
+def test_expand(webnn_page, server_url):
+    cases = []
+    for k, (shape, new_shape) in enumerate(EXPANDS):
+        for data_type in DIRECT_TYPES[k % 4::4]:
+            x = data(shape, data_type, seed=k)
+            d, i = single("expand", x, new_shape)
+            cases.append((d, i, {"y": ref.expand(x, new_shape)}))
+    check_all(webnn_page, server_url, cases)
+
+
+TILES = [([], []), ([3], [1]), ([3], [4]), ([2, 3], [2, 2]), ([2, 3], [1, 3]), ([1, 3], [4, 1]),
+         ([2, 1, 3], [2, 3, 2]), ([2, 2, 1, 2, 1], [1, 2, 3, 1, 2]), ([1, 2, 1, 2, 1, 2, 1, 2], [2, 1, 2, 1, 1, 2, 1, 1])]
+
+
+def test_tile(webnn_page, server_url):
+    cases = []
+    for k, (shape, reps) in enumerate(TILES):
+        for data_type in DIRECT_TYPES[k % 4::4]:
+            x = data(shape, data_type, seed=k)
+            d, i = single("tile", x, reps)
+            cases.append((d, i, {"y": ref.tile(x, reps)}))
+    check_all(webnn_page, server_url, cases)
+
+
+REVERSES = [([], None), ([], []), ([5], None), ([5], []), ([3, 4], [0]), ([3, 4], [1]), ([3, 4], None),
+            ([2, 3, 4], [2, 0]), ([2, 3, 4, 5], [1, 3]), ([2, 1, 3, 2, 2], [4, 2, 1]),
+            ([2, 2, 1, 2, 2, 1, 2, 3], [0, 3, 7]), ([2, 2, 1, 2, 2, 1, 2, 3], None)]
+
+
+def test_reverse(webnn_page, server_url):
+    cases = []
+    for k, (shape, axes) in enumerate(REVERSES):
+        for data_type in DIRECT_TYPES[k % 4::4]:
+            x = data(shape, data_type, seed=k)
+            options = None if axes is None else {"axes": axes}
+            d, i = single("reverse", x, options=options)
+            cases.append((d, i, {"y": ref.reverse(x, options)}))
+    check_all(webnn_page, server_url, cases)
+
+
+# -------------------------------------------------------------------------------- pad
+
+
+PADS = [([], [], []), ([5], [2], [3]), ([5], [0], [0]), ([2, 3], [1, 2], [1, 2]), ([3, 4], [2, 0], [1, 3]),
+        ([2, 3, 4], [1, 2, 3], [1, 1, 0]), ([1, 3, 4, 5], [0, 0, 1, 2], [0, 0, 2, 1]),
+        ([2, 2, 3, 2, 2], [1, 0, 2, 1, 0], [0, 1, 1, 0, 1]), ([2, 1, 2, 1, 2, 1, 2, 2], [1, 0, 1, 0, 0, 0, 1, 0], [0, 0, 1, 0, 1, 0, 0, 1])]
+
+
+def pad_value(data_type, k):
+    return {"float32": -2.5, "float16": 0.125, "int32": -7, "uint32": 4000000000, "int64": -(2 ** 40) - 3,
+            "uint64": 2 ** 63 + 5, "int8": -100, "uint8": 200}[data_type] if k % 2 else 0
+
+
+def test_pad(webnn_page, server_url):
+    cases = []
+    for k, (shape, begin, end) in enumerate(PADS):
+        for mode in ("constant", "edge", "reflection", "symmetric"):
+            limit = 0 if mode == "reflection" else 1
+            if any(b > n - limit or e > n - limit for b, e, n in zip(begin, end, shape)) and mode != "edge" and mode != "constant":
+                continue
+            for data_type in DIRECT_TYPES[(k + len(mode)) % 4::4]:
+                x = data(shape, data_type, seed=k)
+                options = {"mode": mode} if mode != "constant" else {}
+                if mode == "constant" and k % 2:
+                    value = pad_value(data_type, k)
+                    options["value"] = {"bigint": str(value)} if data_type in ("int64", "uint64") else value
+                    expected = ref.pad(x, begin, end, {"value": NP[data_type](value)})
+                else:
+                    expected = ref.pad(x, begin, end, options)
+                d, i = single("pad", x, begin, end, options=options or None)
+                cases.append((d, i, {"y": expected}))
+    check_all(webnn_page, server_url, cases)
+
+
+def test_pad_value_is_cast(webnn_page, server_url):
+    """options.value is cast to the input type (spec pad() step "cast"): rounding, saturation, NaN."""
+    cases = []
+    for data_type, value, want in [("int32", 3.5, 4), ("int32", 1e12, 2 ** 31 - 1), ("uint8", -5, 0), ("uint8", 300, 255),
+                                   ("int8", 2.5, 2), ("float16", 70000, np.inf), ("float32", float("nan"), np.nan),
+                                   ("uint32", -1, 0), ("int64", 2.0 ** 70, 2 ** 63 - 1)]:
+        x = data([2], data_type)
+        value_json = {"number": "NaN"} if value != value else value
+        d, i = single("pad", x, [1], [0], options={"value": value_json})
+        expected = np.concatenate([np.array([want], dtype=NP[data_type]), x])
+        cases.append((d, i, {"y": expected}))
+    check_all(webnn_page, server_url, cases)
+
+
+def test_movement_validation(webnn_page, server_url):
+    f = "float32"
+    x23 = inp(f, [2, 3])
+    check_errors(webnn_page, server_url, [
+        ("builder => builder.identity(5, {label: 'L'})", "TypeError"),
+        (f"builder => builder.slice({x23}, [0], [1], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.slice({x23}, [0, 0], [2, 0], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.slice({x23}, [1, 0], [2, 3], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.slice({x23}, [3, 0], [1, 3], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.slice({x23}, [0, 0], [2, 3], {{strides: [1], label: 'L'}})", "TypeError"),
+        (f"builder => builder.slice({x23}, [0, 0], [2, 3], {{strides: [1, 0], label: 'L'}})", "TypeError"),
+        (f"builder => builder.slice({x23}, [0, -1], [2, 3], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.split({x23}, 2, {{axis: 1, label: 'L'}})", "TypeError"),
+        (f"builder => builder.split({x23}, 0, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.split({x23}, [1, 1], {{axis: 1, label: 'L'}})", "TypeError"),
+        (f"builder => builder.split({x23}, [3, 0], {{axis: 1, label: 'L'}})", "TypeError"),
+        (f"builder => builder.split({x23}, [], {{axis: 1, label: 'L'}})", "TypeError"),
+        (f"builder => builder.split({x23}, 1, {{axis: 2, label: 'L'}})", "TypeError"),
+        (f"builder => builder.split({inp(f, [])}, 1, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.expand({x23}, [3, 3], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.expand({x23}, [3], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.expand({x23}, [2, 0], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.expand({x23}, [1, 1, 1, 1, 1, 1, 1, 2, 3], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.expand({inp(f, [2])}, [65536, 65536], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.tile({x23}, [2], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.tile({x23}, [2, 0], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.tile({x23}, [65536, 65536], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.reverse({x23}, {{axes: [2], label: 'L'}})", "TypeError"),
+        (f"builder => builder.reverse({x23}, {{axes: [1, 1], label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [1], [1, 1], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [1, 1], [1, 1, 1], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [2, 0], [0, 0], {{mode: 'reflection', label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [0, 0], [0, 3], {{mode: 'reflection', label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [3, 0], [0, 0], {{mode: 'symmetric', label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [0, 0], [0, 0], {{mode: 'wrap', label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [0, 0], [0, 0], {{value: 'x', label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [0, 2147483647], [0, 0], {{label: 'L'}})", "TypeError"),
     ])

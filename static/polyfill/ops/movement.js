@@ -1,18 +1,20 @@
 /**
  * Data-movement operators (spec §reshape, §transpose, §concat, §identity, §slice, §split,
- * §expand, §tile, §reverse): type-agnostic, they move 32-bit words in the compute layout (one
+ * §expand, §tile, §reverse, §pad): type-agnostic, they move 32-bit words in the compute layout (one
  * word per element, two for int64/uint64), so every MLOperandDataType works with the same kernels.
  *
  * reshape and identity alias their input (no copy). Every other operator is one strided copy
  * (shape/movement.js simplifyStrided): Y[i] = X[offset(i)] (gather form), or
- * Y[offset(i)] = X[i] (scatter form, for concat, one step per input).
+ * Y[offset(i)] = X[i] (scatter form, for concat, one step per input); pad has its own kernel.
  */
 import {typeError} from '../errors.js';
 import {ALL_TYPES, DATA_TYPES, elementCount} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
+import {castNumber} from '../shape/cast.js';
+import {stridesOf} from '../shape/common.js';
 import {
-  concatPlan, concatShape, expandPlan, expandShape, reshapeShape, reversePlan, reverseAxes, slicePlan,
-  sliceParams, splitSizes, tilePlan, tileShape, transposePermutation, transposePlan,
+  PADDING_MODES, concatPlan, concatShape, expandPlan, expandShape, padShape, reshapeShape, reversePlan,
+  reverseAxes, slicePlan, sliceParams, splitSizes, tilePlan, tileShape, transposePermutation, transposePlan,
 } from '../shape/movement.js';
 import {tensorLimits, rankRange} from './limits.js';
 
@@ -133,6 +135,71 @@ function lowerSplit(node, L) {
   });
 }
 
+/**
+ * The compute-layout words [lo, hi] of an MLNumber cast to dataType (spec "cast"): f32 bits for
+ * float32/float16, two's complement for integers, hi only used by int64/uint64.
+ */
+export function valueWords(value, dataType) {
+  const v = castNumber(value, dataType);
+  const view = new DataView(new ArrayBuffer(8));
+  switch (DATA_TYPES[dataType].compute) {
+    case 'f32': view.setFloat32(0, Number(v), true); break;
+    case 'i32': view.setInt32(0, Number(v), true); break;
+    case 'u32': view.setUint32(0, Number(v), true); break;
+    case 'i64': view.setBigInt64(0, BigInt(v), true); break;
+    default: view.setBigUint64(0, BigInt(v), true);
+  }
+  return [view.getUint32(0, true), view.getUint32(4, true)];
+}
+
+function padMethod(builder, label, input, beginningPadding, endingPadding, options) {
+  const s = builder._operand(input, label);
+  const {mode = 'constant', value = 0} = dictionary(options, label);
+  const {shape, begin} = padShape(s.shape, beginningPadding, endingPadding, mode, label);
+  if (typeof value !== 'number' && typeof value !== 'bigint') throw typeError(label, 'value must be a number or bigint');
+  const attrs = {begin, mode, value: valueWords(value, s.dataType)};
+  return builder._node('pad', [input], attrs, [{dataType: s.dataType, shape}], label)[0];
+}
+
+/**
+ * pad kernel: one invocation per output element walks the dimensions; a coordinate outside the
+ * input is either the constant (mode 0) or mapped back inside: edge clamps, reflection mirrors
+ * without repeating the edge (x -> -x), symmetric repeats it (x -> -x - 1).
+ */
+function lowerPad(node, L) {
+  const input = node.inputs[0];
+  const out = node.outputs[0];
+  const rank = input.shape.length;
+  const T = wordType(out.dataType);
+  const {begin, mode, value} = node.attrs;
+  const shader = new Shader('pad').read('X', T).write('Y', T).uniform('mode').uniform('value', 'u32', 2);
+  const uniforms = {mode: PADDING_MODES.indexOf(mode), value};
+  if (rank > 0) {
+    shader.uniform('out_shape', 'u32', rank).uniform('in_shape', 'u32', rank).uniform('in_strides', 'u32', rank).uniform('begin', 'u32', rank);
+    Object.assign(uniforms, {out_shape: out.shape, in_shape: input.shape, in_strides: stridesOf(input.shape), begin});
+  }
+  const fill = T === 'u32' ? 'u_value(0u)' : 'vec2<u32>(u_value(0u), u_value(1u))';
+  shader.main(`  var off = 0u;${rank > 0 ? `
+  var rem = gi;
+  for (var d = ${rank - 1}i; d >= 0; d--) {
+    let m = u_out_shape(u32(d));
+    let n = i32(u_in_shape(u32(d)));
+    var x = i32(rem % m) - i32(u_begin(u32(d)));
+    rem /= m;
+    if (x < 0 || x >= n) {
+      switch u_mode() {
+        case 0u: { Y[gi] = ${fill}; return; }
+        case 1u: { x = clamp(x, 0, n - 1); }
+        case 2u: { x = select((n - 1) - (x - (n - 1)), -x, x < 0); }
+        default: { x = select((n - 1) - (x - n), -x - 1, x < 0); }
+      }
+    }
+    off += u32(x) * u_in_strides(u32(d));
+  }` : ''}
+  Y[gi] = X[off];`);
+  L.step({shader, values: [L.value(input), L.result(node)], uniforms, threads: elementCount(out.shape), label: node.label});
+}
+
 const ANY = rankRange();
 const single = (range = ANY) => () => ({input: tensorLimits(ALL_TYPES, range), output: tensorLimits(ALL_TYPES, range)});
 
@@ -190,6 +257,12 @@ export const operators = {
     optionsIndex: 2,
     method: singleInput('tile', 2, (s, label, repetitions) => ({attrs: {}, shape: tileShape(s.shape, repetitions, label)})),
     lower: lowerPlan((inShape, outShape) => tilePlan(inShape, outShape)),
+    limits: single(),
+  },
+  pad: {
+    optionsIndex: 3,
+    method: padMethod,
+    lower: lowerPad,
     limits: single(),
   },
   reverse: {

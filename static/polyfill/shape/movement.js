@@ -166,7 +166,7 @@ export const PADDING_MODES = Object.freeze(['constant', 'edge', 'reflection', 's
  * Spec pad(): paddings of length rank; "reflection" needs each padding smaller than the input
  * dimension. Decision: "symmetric" (as Chromium accepts it: the edge element is repeated)
  * needs each padding at most the input dimension.
- * @returns {number[]} the output shape
+ * @returns {{shape: number[], begin: number[]}} the output shape and the beginning paddings
  */
 export function padShape(inputShape, beginningPadding, endingPadding, mode, label) {
   const rank = inputShape.length;
@@ -183,7 +183,7 @@ export function padShape(inputShape, beginningPadding, endingPadding, mode, labe
       throw typeError(label, `symmetric padding (${begin[i]}, ${end[i]}) must not exceed the dimension ${d} of axis ${i}`);
     }
   }
-  return checkOutputShape(inputShape.map((d, i) => d + begin[i] + end[i]), label);
+  return {shape: checkOutputShape(inputShape.map((d, i) => d + begin[i] + end[i]), label), begin};
 }
 
 /**
