@@ -10,6 +10,7 @@ import {PipelineCache} from './gpu/pipeline_cache.js';
 import {MLTensor, createTensorObject, isTensor, tensorSlots} from './tensor.js';
 import {opSupportLimits} from './ops/limits.js';
 import {graphSlots, isGraph} from './graph.js';
+import {checkExportDevice, checkNotExported, exportTensor, releaseTensorMemory} from './interop.js';
 
 const TENSOR_USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -68,17 +69,20 @@ export class MLContext {
   }
 
   /**
-   * Chromium 156 createExportableTensor(): a tensor that exportToGPU() can hand to `gpuDevice`.
-   * Only the context's own device can be given (the tensor's memory lives there).
-   * @returns {Promise<MLTensor>}
-   * @throws (rejects) TypeError when gpuDevice is not this context's device
+   * Chromium 156 createExportableTensor(): a zero-filled tensor whose memory exportToGPU() can
+   * hand to `gpuDevice` without a copy (see interop.js). `gpuDevice` must be the device this
+   * context runs on, so the context must come from navigator.ml.createContext(gpuDevice).
+   * @param {{dataType: string, shape: number[], readable?: boolean, writable?: boolean}} descriptor
+   * @param {GPUDevice} gpuDevice
+   * @returns {Promise<MLTensor>} a tensor whose `gpuDevice` is `gpuDevice`
+   * @throws (rejects) InvalidStateError when the context is lost; TypeError for a bad descriptor,
+   *   or a gpuDevice that is not this context's device (WebGPU cannot share a buffer between
+   *   devices); UnknownError when the byte length exceeds the device's maxBufferSize
    */
   async createExportableTensor(descriptor, gpuDevice) {
     const s = this._live();
     const desc = checkDescriptor(descriptor, 'createExportableTensor');
-    if (gpuDevice !== s.device) {
-      throw typeError('createExportableTensor', 'gpuDevice must be the GPUDevice this MLContext runs on');
-    }
+    checkExportDevice(s, gpuDevice);
     return this._newTensor(s, desc, {
       readable: Boolean(descriptor.readable),
       writable: Boolean(descriptor.writable),
@@ -88,43 +92,35 @@ export class MLContext {
   }
 
   /**
-   * Chromium 156 exportToGPU(): resolves, after the WebNN work queued on the tensor, to the
-   * tensor's own GPUBuffer (STORAGE | COPY_SRC | COPY_DST, elements packed row-major, no copy).
-   * While exported, WebNN use of the tensor throws InvalidStateError; calling destroy() on the
-   * returned GPUBuffer ends the export (the memory stays the tensor's).
+   * Chromium 156 exportToGPU(): the tensor's own GPUBuffer (usage STORAGE | COPY_SRC | COPY_DST,
+   * size = byte length rounded up to 4) holding its elements packed row-major in the tensor
+   * layout (float16/int8/uint8/int64 packed too: the application sees those bytes). No copy and
+   * no CPU wait: the queue orders the WebNN work already submitted on the tensor before anything
+   * the application submits after the promise resolves. Until the application calls destroy() on
+   * the buffer, WebNN use of the tensor throws a TypeError; destroy() gives the tensor back to
+   * WebNN without freeing its memory. Exporting an exported tensor returns the same buffer.
+   * @param {MLTensor} tensor created by createExportableTensor() on this context
    * @returns {Promise<GPUBuffer>}
+   * @throws (rejects) InvalidStateError when the context is lost or destroyed; TypeError for a
+   *   tensor of another context, a destroyed tensor, or one not created by createExportableTensor()
    */
   async exportToGPU(tensor) {
-    const s = this._live();
+    this._live();
     const t = this._checkTensor(tensor, 'exportToGPU');
-    if (!t.exportDevice) throw typeError('exportToGPU', 'the tensor was not created by createExportableTensor');
-    if (t.exported) throw domError('InvalidStateError', 'the tensor is already exported', 'exportToGPU');
-    const buffer = t.buffer;
-    t.exported = {buffer};
-    // The app ends the export by destroying the GPUBuffer it got; the memory stays ours.
-    Object.defineProperty(buffer, 'destroy', {
-      configurable: true,
-      writable: true,
-      value: () => {
-        if (t.exported && t.exported.buffer === buffer) t.exported = null;
-        delete buffer.destroy;
-      },
-    });
-    await s.device.queue.onSubmittedWorkDone();
-    return buffer;
+    return exportTensor(t);
   }
 
   /**
    * Spec writeTensor(): queues a copy of `inputData` into the tensor.
-   * @throws {TypeError} foreign/destroyed/non-writable tensor, mismatched data
-   * @throws {DOMException} InvalidStateError when the context is lost or the tensor is exported
+   * @throws {TypeError} foreign/destroyed/non-writable tensor, mismatched data, tensor exported to WebGPU
+   * @throws {DOMException} InvalidStateError when the context is lost
    */
   writeTensor(tensor, inputData) {
     const t = this._checkTensor(tensor, 'writeTensor');
     if (!t.writable) throw typeError('writeTensor', 'the tensor is not writable');
     if (!bufferMatches(inputData, t.desc)) throw typeError('writeTensor', 'inputData does not match the tensor (byte length or view type)');
     const s = this._live();
-    this._checkNotExported(t, 'writeTensor');
+    checkNotExported(t, 'writeTensor');
     this._upload(t.buffer, bytesOf(inputData));
     void s;
   }
@@ -140,7 +136,7 @@ export class MLContext {
       throw typeError('readTensor', 'outputData does not match the tensor (byte length or view type)');
     }
     const s = this._live();
-    this._checkNotExported(t, 'readTensor');
+    checkNotExported(t, 'readTensor');
     const size = byteLength(t.desc);
     const padded = paddedLength(size);
     const staging = s.pool.acquire(padded, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'webnn:readTensor');
@@ -176,8 +172,9 @@ export class MLContext {
   /**
    * Spec dispatch(): queues one execution of `graph` reading `inputs` and writing `outputs`
    * (records of name -> MLTensor). Encodes the compiled plan into one command buffer.
-   * @throws {TypeError} foreign graph or tensors, duplicates, names or descriptors not matching
-   * @throws {DOMException} InvalidStateError for a destroyed graph, a lost context or an exported tensor
+   * @throws {TypeError} foreign graph or tensors, duplicates, names or descriptors not matching,
+   *   a tensor exported to WebGPU
+   * @throws {DOMException} InvalidStateError for a destroyed graph or a lost context
    */
   dispatch(graph, inputs, outputs) {
     if (!isGraph(graph) || graphSlots(graph).context !== this) throw typeError('dispatch', 'the graph does not belong to this context');
@@ -194,7 +191,7 @@ export class MLContext {
     }
     validateNamed(inputEntries, g.inputDescriptors, 'input');
     validateNamed(outputEntries, g.outputDescriptors, 'output');
-    for (const t of all) this._checkNotExported(tensorSlots(t), 'dispatch');
+    for (const t of all) checkNotExported(tensorSlots(t), 'dispatch');
     g.plan.dispatch(s, Object.fromEntries(inputEntries.map(([n, t]) => [n, tensorSlots(t)])),
       Object.fromEntries(outputEntries.map(([n, t]) => [n, tensorSlots(t)])));
   }
@@ -234,12 +231,6 @@ export class MLContext {
     return t;
   }
 
-  _checkNotExported(t, what) {
-    if (t.exported) {
-      throw domError('InvalidStateError', 'the tensor is exported to WebGPU; destroy() the exported GPUBuffer first', what);
-    }
-  }
-
   _newTensor(s, desc, init) {
     const size = paddedLength(byteLength(desc));
     if (size > s.device.limits.maxBufferSize) {
@@ -263,17 +254,18 @@ export class MLContext {
     }
   }
 
-  /** Called by MLTensor.destroy(): rejects pending reads, frees the buffer after queued work. */
+  /**
+   * Called by MLTensor.destroy(): rejects pending reads and frees the memory (WebGPU keeps it for
+   * command buffers already submitted); an exported tensor's memory is freed only when the
+   * application destroys the GPUBuffer it holds (interop.js).
+   */
   _releaseTensor(tensor) {
     const s = CONTEXT_SLOTS.get(this);
     const t = tensorSlots(tensor);
     for (const p of t.pending) p.reject(domError('InvalidStateError', 'the tensor was destroyed', 'readTensor'));
     t.pending.clear();
     s.tensors.delete(tensor);
-    if (t.exported) delete t.buffer.destroy;
-    t.exported = null;
-    const buffer = t.buffer;
-    s.device.queue.onSubmittedWorkDone().then(() => buffer.destroy(), () => buffer.destroy());
+    releaseTensorMemory(t);
   }
 
   _lose(message) {
@@ -327,8 +319,10 @@ export function createContextObject(device, {ownsDevice, adapterInfo, powerPrefe
     resolveLost,
     nextTensorId: 1,
   });
+  // A device of our own is destroyed only by _lose() itself; the application's device (createContext(gpuDevice))
+  // may be destroyed by the application, which loses the context.
   device.lost.then((info) => {
-    if (info.reason !== 'destroyed' || !ownsDevice) context._lose(`the GPUDevice was lost: ${info.message}`);
+    if (info.reason !== 'destroyed' || !ownsDevice) context._lose(`the GPUDevice was ${info.reason === 'destroyed' ? 'destroyed' : 'lost'}: ${info.message}`);
   });
   return context;
 }

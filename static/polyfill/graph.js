@@ -18,9 +18,14 @@ export class MLGraph {
     throw new TypeError('Illegal constructor');
   }
 
-  /** @type {GPUDevice[]} the devices the graph runs on (Chromium 156 surface) */
+  /**
+   * Chromium 156 MLGraph.devices: the MLDeviceType values ("cpu" | "gpu" | "npu") the graph runs
+   * on; always ["gpu"] here (one frozen array per graph). It names device kinds, not GPUDevices,
+   * so a context's private device is never handed out.
+   * @type {ReadonlyArray<string>}
+   */
   get devices() {
-    return [SLOTS.get(this).device];
+    return SLOTS.get(this).devices;
   }
 
   /** Spec MLGraph.destroy(): frees the graph's buffers once queued work is done. Idempotent. */
@@ -45,7 +50,7 @@ export class MLGraph {
  */
 export function createGraphObject(context, ctx, plan, inputDescriptors, outputDescriptors) {
   const graph = Object.create(MLGraph.prototype);
-  SLOTS.set(graph, {context, ctx, device: ctx.device, plan, inputDescriptors, outputDescriptors, destroyed: false});
+  SLOTS.set(graph, {context, ctx, devices: Object.freeze(['gpu']), plan, inputDescriptors, outputDescriptors, destroyed: false});
   ctx.graphs.add(graph);
   return graph;
 }

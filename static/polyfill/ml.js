@@ -4,6 +4,7 @@
  */
 import {domError} from './errors.js';
 import {createContextObject} from './context.js';
+import {checkDeviceAlive} from './interop.js';
 
 /** Device limits we ask for when the adapter offers more than the defaults. */
 const WANTED_LIMITS = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
@@ -11,14 +12,22 @@ const WANTED_LIMITS = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxCompu
 
 export class ML {
   /**
+   * Spec createContext(options) and createContext(gpuDevice).
+   *
+   * With a GPUDevice, the context records its work on that device and submits it to its queue
+   * (ordered with the application's own submissions); it never destroys the device. When the
+   * application destroys the device (or it is lost), the context is lost: `lost` resolves, its
+   * graphs and tensors are destroyed, and later calls throw InvalidStateError. Tensors from
+   * createExportableTensor() can then be shared with the device without copies (interop.js).
    * @param {MLContextOptions|GPUDevice} [options] {powerPreference: 'default'|'high-performance'|'low-power',
    *   accelerated}; unknown members such as deviceType are ignored.
    * @returns {Promise<MLContext>}
    * @throws (rejects) NotSupportedError when WebGPU offers no adapter or device;
-   *   TypeError for an invalid powerPreference
+   *   TypeError for an invalid powerPreference; InvalidStateError for a GPUDevice already lost
    */
   async createContext(options = {}) {
     if (typeof GPUDevice !== 'undefined' && options instanceof GPUDevice) {
+      await checkDeviceAlive(options);
       return createContextObject(options, {ownsDevice: false, adapterInfo: options.adapterInfo, powerPreference: 'default'});
     }
     const powerPreference = options?.powerPreference ?? 'default';

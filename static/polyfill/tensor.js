@@ -30,11 +30,17 @@ export class MLTensor {
   get writable() { return SLOTS.get(this).writable; }
   /** @type {boolean} created by createConstantTensor */
   get constant() { return SLOTS.get(this).constant; }
-  /** @type {GPUDevice|undefined} the device of an exportable tensor (Chromium 156 surface) */
-  get gpuDevice() { return SLOTS.get(this).exportDevice; }
+  /**
+   * Chromium 156 MLTensor.gpuDevice: the GPUDevice given to createExportableTensor(), or null for
+   * a tensor that cannot be exported.
+   * @type {GPUDevice|null}
+   */
+  get gpuDevice() { return SLOTS.get(this).exportDevice ?? null; }
 
   /**
-   * Spec MLTensor.destroy(): rejects pending reads, frees the memory once the queue is done with it.
+   * Spec MLTensor.destroy(): rejects pending reads; later WebNN use throws. The memory is freed
+   * (WebGPU keeps it for commands already submitted), except while the tensor is exported to
+   * WebGPU: then it is freed when the application destroys the exported GPUBuffer (interop.js).
    * Idempotent.
    */
   destroy() {
@@ -52,6 +58,8 @@ export class MLTensor {
  * @param {object} context the owning MLContext
  * @param {{dataType: string, shape: number[]}} desc
  * @param {{buffer: GPUBuffer, readable: boolean, writable: boolean, constant: boolean, exportDevice?: GPUDevice}} init
+ *   exportDevice: set for createExportableTensor() tensors (interop.js adds `exported` and
+ *   `destroyIntercepted` while they are exported)
  * @returns {MLTensor}
  */
 export function createTensorObject(context, desc, init) {
@@ -61,7 +69,7 @@ export function createTensorObject(context, desc, init) {
     desc: {dataType: desc.dataType, shape: desc.shape.slice()},
     frozenShape: Object.freeze(desc.shape.slice()),
     destroyed: false,
-    exported: null,
+    exported: false,
     pending: new Set(),
     ...init,
   });
