@@ -11,6 +11,7 @@ and validation cases (JS that must throw) with :func:`expect_errors`.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -91,3 +92,112 @@ def expect_errors(page, base_url: str, snippets: Sequence[str]) -> list[dict[str
     """
     open_harness(page, base_url)
     return page.evaluate(_ERRORS_JS, list(snippets))
+
+
+# ------------------------------------------------------------ op-family test helpers
+
+#: every MLOperandDataType (float16/int8/uint8 cross the graph boundary conversions)
+ALL_TYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
+NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32,
+      "int64": np.int64, "uint64": np.uint64, "int8": np.int8, "uint8": np.uint8}
+
+
+def data(shape, data_type, seed=0):
+    """Distinct values of ``data_type`` (floats include NaN, ±Inf, -0; int64 beyond 32 bits)."""
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape, dtype=np.int64))
+    dtype = NP[data_type]
+    if data_type in ("float32", "float16"):
+        x = (rng.standard_normal(n) * 100).astype(dtype)
+        specials = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dtype)
+        x[: min(n, 4)] = specials[: min(n, 4)] if n >= 8 else x[: min(n, 4)]
+    elif data_type in ("int64", "uint64"):
+        x = (np.arange(n, dtype=np.int64) * 0x100000001 + (-(2 ** 40) if data_type == "int64" else 7)).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, size=n, endpoint=True, dtype=np.int64).astype(dtype)
+    return x.reshape(shape)
+
+
+def single(op, x, *args, options=None, outputs="y", inputs=None):
+    """Description of one op on input ``x`` (plus extra named inputs), outputs ``outputs``."""
+    names = outputs if isinstance(outputs, list) else [outputs]
+    desc = {
+        "inputs": {"x": {"dataType": dtype_name(x), "shape": list(x.shape)}},
+        "operators": [{"op": op, "args": [{"operand": "x"}, *args], "outputs": outputs}],
+        "outputs": names,
+    }
+    if options is not None:
+        desc["operators"][0]["options"] = options
+    return desc, {"x": x, **(inputs or {})}
+
+
+def dtype_name(x):
+    """The WebNN dataType name of an array."""
+    return next(k for k, v in NP.items() if np.dtype(v) == x.dtype)
+
+
+def assert_bits(actual, expected):
+    """Bit-exact equality (NaN payloads and -0 included), with dtype and shape."""
+    expected = np.asarray(expected)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    unsigned = np.dtype(f"u{expected.dtype.itemsize}")
+    bad = np.flatnonzero(np.ascontiguousarray(actual).view(unsigned) != np.ascontiguousarray(expected).view(unsigned))
+    assert bad.size == 0, f"{bad.size} elements differ, first at {bad[:5]}: {actual.flat[bad[:5]]} vs {expected.flat[bad[:5]]}"
+
+
+def check_all(page, server_url, cases):
+    """cases: (description, inputs, {output: expected}) triples, all run in one batch."""
+    results = run_graphs(page, server_url, [(d, i) for d, i, _ in cases])
+    failures = []
+    for (desc, _, expected), result in zip(cases, results):
+        op = desc["operators"][-1]
+        tag = f"{op['op']} {op.get('args')[1:]} {op.get('options')} {[list(v.shape) for v in _.values()]}"
+        if isinstance(result, GraphError):
+            failures.append(f"{tag}: {result}")
+            continue
+        for name, want in expected.items():
+            try:
+                assert_bits(result[name], want)
+            except AssertionError as e:
+                failures.append(f"{tag} -> {name}: {e}")
+    assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures[:20])
+
+
+def check_errors(page, server_url, snippets):
+    """Each (js, error name) must throw that error; TypeErrors must carry the label [L]."""
+    outcomes = expect_errors(page, server_url, [js for js, _ in snippets])
+    failures = []
+    for (js, name), out in zip(snippets, outcomes):
+        if not out["threw"] or out["name"] != name or (name == "TypeError" and "[L]" not in out["message"]):
+            failures.append(f"{js}\n   -> {out}")
+    assert not failures, f"{len(failures)} of {len(snippets)} did not throw as expected:\n" + "\n".join(failures)
+
+
+def inp(data_type, shape, name="x"):
+    """JS creating an input operand on `builder` (for validation snippets)."""
+    return f"builder.input('{name}', {{dataType: '{data_type}', shape: {list(shape)}}})"
+
+
+def op_graph(op, operands, *args, options=None, outputs="y", constants=()):
+    """Description of one op whose leading arguments are ``operands`` (name -> array, in order),
+    followed by ``args``; names in ``constants`` become inline constants, the others inputs.
+
+    Returns:
+        (description, inputs) for :func:`run_graphs`.
+    """
+    names = outputs if isinstance(outputs, list) else [outputs]
+    desc = {"inputs": {}, "constants": {}, "outputs": names,
+            "operators": [{"op": op, "args": [*({"operand": n} for n in operands), *args], "outputs": outputs}]}
+    if options is not None:
+        desc["operators"][0]["options"] = options
+    inputs = {}
+    for name, array in operands.items():
+        spec = {"dataType": dtype_name(array), "shape": list(array.shape)}
+        if name in constants:
+            desc["constants"][name] = {**spec, "bytes": base64.b64encode(np.ascontiguousarray(array).tobytes()).decode()}
+        else:
+            desc["inputs"][name] = spec
+            inputs[name] = array
+    return desc, inputs

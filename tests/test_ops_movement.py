@@ -6,96 +6,14 @@ Each test runs its cases in one page.evaluate on one context (tests/graph_batch.
 """
 from __future__ import annotations
 
+import base64
 import itertools
 
 import numpy as np
-import pytest
 
-from tests.graph_batch import expect_errors, run_graphs
-from tests.graph_runner import GraphError
+from tests.graph_batch import ALL_TYPES
+from tests.graph_batch import NP, check_all, check_errors, data, dtype_name, inp, single
 from tests.reference import movement as ref
-
-#: every MLOperandDataType (float16/int8/uint8 cross the graph boundary conversions)
-DIRECT_TYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
-NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32,
-      "int64": np.int64, "uint64": np.uint64, "int8": np.int8, "uint8": np.uint8}
-
-
-def data(shape, data_type, seed=0):
-    """Distinct values of ``data_type`` (floats include NaN, ±Inf, -0; int64 beyond 32 bits)."""
-    rng = np.random.default_rng(seed)
-    n = int(np.prod(shape, dtype=np.int64))
-    dtype = NP[data_type]
-    if data_type in ("float32", "float16"):
-        x = (rng.standard_normal(n) * 100).astype(dtype)
-        specials = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dtype)
-        x[: min(n, 4)] = specials[: min(n, 4)] if n >= 8 else x[: min(n, 4)]
-    elif data_type in ("int64", "uint64"):
-        x = (np.arange(n, dtype=np.int64) * 0x100000001 + (-(2 ** 40) if data_type == "int64" else 7)).astype(dtype)
-    else:
-        info = np.iinfo(dtype)
-        x = rng.integers(info.min, info.max, size=n, endpoint=True, dtype=np.int64).astype(dtype)
-    return x.reshape(shape)
-
-
-def single(op, x, *args, options=None, outputs="y", inputs=None):
-    """Description of one op on input ``x`` (plus extra named inputs), outputs ``outputs``."""
-    names = outputs if isinstance(outputs, list) else [outputs]
-    desc = {
-        "inputs": {"x": {"dataType": dtype_name(x), "shape": list(x.shape)}},
-        "operators": [{"op": op, "args": [{"operand": "x"}, *args], "outputs": outputs}],
-        "outputs": names,
-    }
-    if options is not None:
-        desc["operators"][0]["options"] = options
-    return desc, {"x": x, **(inputs or {})}
-
-
-def dtype_name(x):
-    return next(k for k, v in NP.items() if np.dtype(v) == x.dtype)
-
-
-def assert_bits(actual, expected):
-    """Bit-exact equality (NaN payloads and -0 included), with dtype and shape."""
-    expected = np.asarray(expected)
-    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
-    assert actual.shape == expected.shape, (actual.shape, expected.shape)
-    unsigned = np.dtype(f"u{expected.dtype.itemsize}")
-    bad = np.flatnonzero(np.ascontiguousarray(actual).view(unsigned) != np.ascontiguousarray(expected).view(unsigned))
-    assert bad.size == 0, f"{bad.size} elements differ, first at {bad[:5]}: {actual.flat[bad[:5]]} vs {expected.flat[bad[:5]]}"
-
-
-def check_all(page, server_url, cases):
-    """cases: (description, inputs, {output: expected}) triples, all run in one batch."""
-    results = run_graphs(page, server_url, [(d, i) for d, i, _ in cases])
-    failures = []
-    for (desc, _, expected), result in zip(cases, results):
-        op = desc["operators"][-1]
-        tag = f"{op['op']} {op.get('args')[1:]} {op.get('options')} {[list(v.shape) for v in _.values()]}"
-        if isinstance(result, GraphError):
-            failures.append(f"{tag}: {result}")
-            continue
-        for name, want in expected.items():
-            try:
-                assert_bits(result[name], want)
-            except AssertionError as e:
-                failures.append(f"{tag} -> {name}: {e}")
-    assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures[:20])
-
-
-def check_errors(page, server_url, snippets):
-    """Each (js, error name) must throw that error; TypeErrors must carry the label [L]."""
-    outcomes = expect_errors(page, server_url, [js for js, _ in snippets])
-    failures = []
-    for (js, name), out in zip(snippets, outcomes):
-        if not out["threw"] or out["name"] != name or (name == "TypeError" and "[L]" not in out["message"]):
-            failures.append(f"{js}\n   -> {out}")
-    assert not failures, f"{len(failures)} of {len(snippets)} did not throw as expected:\n" + "\n".join(failures)
-
-
-def inp(data_type, shape, name="x"):
-    return f"builder.input('{name}', {{dataType: '{data_type}', shape: {list(shape)}}})"
-
 
 # ----------------------------------------------------------------------------- reshape
 
@@ -107,7 +25,7 @@ RESHAPES = [([], [1]), ([1], []), ([], [1, 1, 1]), ([6], [2, 3]), ([2, 3, 4], [4
 
 def test_reshape(webnn_page, server_url):
     cases = []
-    for (src, dst), data_type in itertools.product(RESHAPES, DIRECT_TYPES):
+    for (src, dst), data_type in itertools.product(RESHAPES, ALL_TYPES):
         x = data(src, data_type)
         d, i = single("reshape", x, dst)
         cases.append((d, i, {"y": ref.reshape(x, dst)}))
@@ -118,7 +36,6 @@ def test_reshape_aliases_through_chains(webnn_page, server_url):
     """reshape(transpose(reshape(x))) and a reshaped constant: aliases feed later steps and outputs."""
     x = data([2, 3, 4], "float32")
     c = data([4, 6], "int32", seed=3)
-    import base64
     desc = {
         "inputs": {"x": {"dataType": "float32", "shape": [2, 3, 4]}},
         "constants": {"c": {"dataType": "int32", "shape": [4, 6], "bytes": base64.b64encode(c.tobytes()).decode()}},
@@ -149,7 +66,7 @@ def test_transpose(webnn_page, server_url):
         perms = [None] + [list(p) for p in itertools.permutations(range(len(shape)))] if len(shape) <= 3 else \
             [None] + [list(rng.permutation(len(shape))) for _ in range(4)]
         for k, perm in enumerate(perms):
-            data_type = DIRECT_TYPES[k % len(DIRECT_TYPES)]
+            data_type = ALL_TYPES[k % len(ALL_TYPES)]
             x = data(shape, data_type, seed=k)
             options = None if perm is None else {"permutation": [int(p) for p in perm]}
             d, i = single("transpose", x, options=options)
@@ -166,7 +83,6 @@ def test_transpose(webnn_page, server_url):
 
 def concat_case(arrays, axis, constants=()):
     """concat of inputs a0.. (those in ``constants`` as inline constants)."""
-    import base64
     desc = {"inputs": {}, "constants": {}, "operators": [], "outputs": ["y"]}
     inputs = {}
     for k, a in enumerate(arrays):
@@ -186,7 +102,7 @@ def test_concat(webnn_page, server_url):
     for rank in range(1, 9):
         base = [2, 3, 1, 2, 3, 1, 2, 2][:rank]
         for axis in range(rank):
-            data_type = DIRECT_TYPES[(rank + axis) % len(DIRECT_TYPES)]
+            data_type = ALL_TYPES[(rank + axis) % len(ALL_TYPES)]
             arrays = []
             for k, extra in enumerate([1, 3, 2]):
                 shape = list(base)
@@ -236,7 +152,7 @@ def test_reshape_transpose_concat_validation(webnn_page, server_url):
 def test_identity(webnn_page, server_url):
     cases = []
     for k, shape in enumerate([[], [7], [2, 3], [2, 1, 3, 1, 2, 1, 1, 2]]):
-        for data_type in DIRECT_TYPES:
+        for data_type in ALL_TYPES:
             x = data(shape, data_type, seed=k)
             d, i = single("identity", x)
             cases.append((d, i, {"y": ref.identity(x)}))
@@ -272,7 +188,7 @@ SLICES = [
 def test_slice(webnn_page, server_url):
     cases = []
     for k, (shape, starts, sizes, strides) in enumerate(SLICES):
-        for data_type in (DIRECT_TYPES if k % 3 == 0 else DIRECT_TYPES[k % 8:k % 8 + 2]):
+        for data_type in (ALL_TYPES if k % 3 == 0 else ALL_TYPES[k % 8:k % 8 + 2]):
             x = data(shape, data_type, seed=k)
             options = None if strides is None else {"strides": strides}
             d, i = single("slice", x, starts, sizes, options=options)
@@ -291,7 +207,7 @@ SPLITS = [([6], 3, 0), ([6], [1, 2, 3], 0), ([4, 6], 2, 1), ([4, 6], [4], 0), ([
 def test_split(webnn_page, server_url):
     cases = []
     for k, (shape, splits, axis) in enumerate(SPLITS):
-        for data_type in DIRECT_TYPES[k % 4::4]:
+        for data_type in ALL_TYPES[k % 4::4]:
             x = data(shape, data_type, seed=k)
             parts = ref.split(x, splits, {"axis": axis})
             names = [f"y{j}" for j in range(len(parts))]
@@ -311,7 +227,7 @@ EXPANDS = [([], [3]), ([], [2, 3]), ([1], [5]), ([3], [2, 3]), ([2, 1], [2, 4]),
 def test_expand(webnn_page, server_url):
     cases = []
     for k, (shape, new_shape) in enumerate(EXPANDS):
-        for data_type in DIRECT_TYPES[k % 4::4]:
+        for data_type in ALL_TYPES[k % 4::4]:
             x = data(shape, data_type, seed=k)
             d, i = single("expand", x, new_shape)
             cases.append((d, i, {"y": ref.expand(x, new_shape)}))
@@ -325,7 +241,7 @@ TILES = [([], []), ([3], [1]), ([3], [4]), ([2, 3], [2, 2]), ([2, 3], [1, 3]), (
 def test_tile(webnn_page, server_url):
     cases = []
     for k, (shape, reps) in enumerate(TILES):
-        for data_type in DIRECT_TYPES[k % 4::4]:
+        for data_type in ALL_TYPES[k % 4::4]:
             x = data(shape, data_type, seed=k)
             d, i = single("tile", x, reps)
             cases.append((d, i, {"y": ref.tile(x, reps)}))
@@ -340,7 +256,7 @@ REVERSES = [([], None), ([], []), ([5], None), ([5], []), ([3, 4], [0]), ([3, 4]
 def test_reverse(webnn_page, server_url):
     cases = []
     for k, (shape, axes) in enumerate(REVERSES):
-        for data_type in DIRECT_TYPES[k % 4::4]:
+        for data_type in ALL_TYPES[k % 4::4]:
             x = data(shape, data_type, seed=k)
             options = None if axes is None else {"axes": axes}
             d, i = single("reverse", x, options=options)
@@ -368,7 +284,7 @@ def test_pad(webnn_page, server_url):
             limit = 0 if mode == "reflection" else 1
             if any(b > n - limit or e > n - limit for b, e, n in zip(begin, end, shape)) and mode != "edge" and mode != "constant":
                 continue
-            for data_type in DIRECT_TYPES[(k + len(mode)) % 4::4]:
+            for data_type in ALL_TYPES[(k + len(mode)) % 4::4]:
                 x = data(shape, data_type, seed=k)
                 options = {"mode": mode} if mode != "constant" else {}
                 if mode == "constant" and k % 2:

@@ -1,0 +1,175 @@
+/**
+ * gather, gatherElements, gatherND, scatterElements, scatterND (spec §gather ... §scatterND).
+ * Type-agnostic like ops/movement.js: data moves as compute-layout words, so every data type
+ * works; indices are int32, uint32 or int64 (two words).
+ *
+ * Index semantics (the spec leaves out-of-range values to clamping, see its notes): an index v
+ * into a dimension of size n is clamped to [-n, n-1], then a negative value counts from the end
+ * (v + n). Scatter with duplicate targets is deterministic: the update that comes last in
+ * row-major order wins (an atomicMax over update numbers picks it, then only it writes).
+ */
+import {ALL_TYPES, elementCount} from '../dtypes.js';
+import {Shader} from '../gpu/wgsl.js';
+import {wgslType} from '../gpu/types.js';
+import {
+  INDEX_TYPES, gatherElementsParams, gatherNDParams, gatherParams, scatterElementsParams, scatterNDParams,
+} from '../shape/gather.js';
+import {dictionary, wordType} from './movement.js';
+import {tensorLimits, rankRange} from './limits.js';
+
+/**
+ * WGSL `fn index_at(i: u32, n: u32) -> u32`: element i of the indices binding `I`, clamped and
+ * made non-negative for a dimension of size n (see the file header).
+ */
+function indexHelper(dataType) {
+  if (dataType === 'uint32') return 'fn index_at(i: u32, n: u32) -> u32 { return min(I[i], n - 1u); }';
+  if (dataType === 'int32') {
+    return `fn index_at(i: u32, n: u32) -> u32 {
+  let v = I[i];
+  if (v < 0) { return u32(max(v + i32(n), 0)); }
+  return min(u32(v), n - 1u);
+}`;
+  }
+  return `fn index_at(i: u32, n: u32) -> u32 {
+  let w = I[i];
+  let hi = bitcast<i32>(w.y);
+  if (hi == -1 && w.x >= 0x80000000u) { return u32(max(bitcast<i32>(w.x) + i32(n), 0)); }
+  if (hi < 0) { return 0u; }
+  if (hi > 0) { return n - 1u; }
+  return min(w.x, n - 1u);
+}`;
+}
+
+/** A shader reading X (data), I (indices) and writing Y, with index_at declared. */
+function gatherShader(name, node) {
+  const T = wordType(node.outputs[0].dataType);
+  const indices = node.inputs[1];
+  return new Shader(name).read('X', T).read('I', wgslType(indices.dataType)).write('Y', T).fn(indexHelper(indices.dataType));
+}
+
+function lowerGather(node, L) {
+  const {inner, axisSize, count} = node.attrs;
+  const shader = gatherShader('gather', node).uniform('inner').uniform('axis_size').uniform('count').main(`
+  let inner = gi % u_inner();
+  let t = gi / u_inner();
+  let j = t % u_count();
+  let outer = t / u_count();
+  Y[gi] = X[(outer * u_axis_size() + index_at(j, u_axis_size())) * u_inner() + inner];`);
+  L.step({shader, values: [L.value(node.inputs[0]), L.value(node.inputs[1]), L.result(node)],
+    uniforms: {inner, axis_size: axisSize, count}, threads: elementCount(node.outputs[0].shape), label: node.label});
+}
+
+function lowerGatherElements(node, L) {
+  const {inner, axisSize, indicesAxisSize} = node.attrs;
+  const shader = gatherShader('gatherElements', node).uniform('inner').uniform('axis_size').uniform('indices_axis').main(`
+  let inner = gi % u_inner();
+  let outer = gi / u_inner() / u_indices_axis();
+  Y[gi] = X[(outer * u_axis_size() + index_at(gi, u_axis_size())) * u_inner() + inner];`);
+  L.step({shader, values: [L.value(node.inputs[0]), L.value(node.inputs[1]), L.result(node)],
+    uniforms: {inner, axis_size: axisSize, indices_axis: indicesAxisSize}, threads: elementCount(node.outputs[0].shape), label: node.label});
+}
+
+/** WGSL body computing `off`, the element offset of slice element gi of gatherND/scatterND. */
+function ndOffset(k) {
+  return `
+  let r = gi % u_slice();
+  let j = gi / u_slice();
+  var off = r;
+  for (var t = 0u; t < ${k}u; t++) {
+    off += index_at(j * ${k}u + t, u_dims(t)) * u_strides(t);
+  }`;
+}
+
+function lowerGatherND(node, L) {
+  const {k, slice, dims, strides} = node.attrs;
+  const shader = gatherShader('gatherND', node).uniform('slice').uniform('dims', 'u32', k).uniform('strides', 'u32', k)
+    .main(`${ndOffset(k)}\n  Y[gi] = X[off];`);
+  L.step({shader, values: [L.value(node.inputs[0]), L.value(node.inputs[1]), L.result(node)],
+    uniforms: {slice, dims, strides}, threads: elementCount(node.outputs[0].shape), label: node.label});
+}
+
+/**
+ * The three scatter steps: copy the input and clear the winners; each update claims its target
+ * with atomicMax(update number + 1); each update that won writes its value.
+ * @param {string} targetBody WGSL computing `off` (the target element) for update `gi`
+ */
+function lowerScatter(node, L, targetBody, uniforms, declare) {
+  const [input, indices, updates] = node.inputs;
+  const T = wordType(input.dataType);
+  const count = elementCount(input.shape);
+  const updateCount = elementCount(updates.shape);
+  const out = L.result(node);
+  const winners = L.temp(count * 4, `${node.label}: winners`);
+  const copy = new Shader('scatter_init').read('X', T).write('Y', T).atomic('W')
+    .main('  Y[gi] = X[gi];\n  atomicStore(&W[gi], 0u);');
+  L.step({shader: copy, values: [L.value(input), out, winners], threads: count, label: `${node.label}: copy`});
+  const I = L.value(indices);
+  const claim = declare(new Shader(`${node.op}_claim`).read('I', wgslType(indices.dataType)).atomic('W').fn(indexHelper(indices.dataType)))
+    .main(`${targetBody}\n  atomicMax(&W[off], gi + 1u);`);
+  L.step({shader: claim, values: [I, winners], uniforms, threads: updateCount, label: `${node.label}: claim`});
+  const write = declare(new Shader(`${node.op}_write`).read('I', wgslType(indices.dataType)).read('U', T).read('W', 'u32').write('Y', T)
+    .fn(indexHelper(indices.dataType)))
+    .main(`${targetBody}\n  if (W[off] == gi + 1u) { Y[off] = U[gi]; }`);
+  L.step({shader: write, values: [I, L.value(updates), winners, out], uniforms, threads: updateCount, label: `${node.label}: write`});
+}
+
+function lowerScatterElements(node, L) {
+  const {inner, axisSize, indicesAxisSize} = node.attrs;
+  const body = `
+  let inner = gi % u_inner();
+  let outer = gi / u_inner() / u_indices_axis();
+  let off = (outer * u_axis_size() + index_at(gi, u_axis_size())) * u_inner() + inner;`;
+  lowerScatter(node, L, body, {inner, axis_size: axisSize, indices_axis: indicesAxisSize},
+    (s) => s.uniform('inner').uniform('axis_size').uniform('indices_axis'));
+}
+
+function lowerScatterND(node, L) {
+  const {k, slice, dims, strides} = node.attrs;
+  lowerScatter(node, L, ndOffset(k), {slice, dims, strides},
+    (s) => s.uniform('slice').uniform('dims', 'u32', k).uniform('strides', 'u32', k));
+}
+
+function gatherMethod(op, params) {
+  return function method(builder, label, input, indices, options) {
+    const si = builder._operand(input, label, 'input');
+    const sx = builder._operand(indices, label, 'indices');
+    const {axis = 0} = dictionary(options, label);
+    const p = params(si, sx, axis, label);
+    const attrs = {...p, axis, count: elementCount(sx.shape)};
+    return builder._node(op, [input, indices], attrs, [{dataType: si.dataType, shape: p.shape}], label)[0];
+  };
+}
+
+function scatterMethod(op, params) {
+  return function method(builder, label, input, indices, updates, options) {
+    const si = builder._operand(input, label, 'input');
+    const sx = builder._operand(indices, label, 'indices');
+    const su = builder._operand(updates, label, 'updates');
+    const {axis = 0} = dictionary(options, label);
+    const attrs = {...params(si, sx, su, axis, label), axis};
+    return builder._node(op, [input, indices, updates], attrs, [{dataType: si.dataType, shape: si.shape.slice()}], label)[0];
+  };
+}
+
+const data = (min = 1) => tensorLimits(ALL_TYPES, rankRange(min));
+const gatherLimits = (indicesMin) => () => ({input: data(), indices: tensorLimits(INDEX_TYPES, rankRange(indicesMin)), output: data(0)});
+const scatterLimits = (updatesMin) => () => ({
+  input: data(), indices: tensorLimits(INDEX_TYPES, rankRange(1)), updates: data(updatesMin), output: data(),
+});
+
+/** Operator table entries (see ops/index.js). */
+export const operators = {
+  gather: {optionsIndex: 2, method: gatherMethod('gather', gatherParams), lower: lowerGather, limits: gatherLimits(0)},
+  gatherElements: {
+    optionsIndex: 2, method: gatherMethod('gatherElements', gatherElementsParams), lower: lowerGatherElements, limits: gatherLimits(1),
+  },
+  gatherND: {
+    optionsIndex: 2, method: gatherMethod('gatherND', (i, x, axis, label) => gatherNDParams(i, x, label)), lower: lowerGatherND, limits: gatherLimits(1),
+  },
+  scatterElements: {
+    optionsIndex: 3, method: scatterMethod('scatterElements', scatterElementsParams), lower: lowerScatterElements, limits: scatterLimits(1),
+  },
+  scatterND: {
+    optionsIndex: 3, method: scatterMethod('scatterND', (i, x, u, axis, label) => scatterNDParams(i, x, u, label)), lower: lowerScatterND, limits: scatterLimits(0),
+  },
+};

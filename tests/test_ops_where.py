@@ -1,0 +1,69 @@
+"""where and triangular (spec §where, §triangular): bit-exact against
+tests/reference/movement.py for every data type, broadcasting ranks 0-8, every option, and the
+spec's validation errors."""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.graph_batch import ALL_TYPES, check_all, check_errors, data, inp, op_graph
+from tests.reference import movement as ref
+
+
+def condition(shape, seed=0):
+    """uint8 condition with zeros, ones and other non-zero values (all non-zero mean true)."""
+    rng = np.random.default_rng(seed)
+    return rng.choice(np.array([0, 1, 0, 255, 7], dtype=np.uint8), size=shape)
+
+
+WHERES = [([], [], []), ([5], [5], [5]), ([2, 3], [2, 3], [2, 3]), ([2, 3], [], [3]), ([], [2, 3], [2, 1]),
+          ([3, 1], [1, 4], [3, 4]), ([2, 1, 4], [3, 1], [1]), ([1, 2, 1, 3, 1], [2, 1, 2, 1, 2], [3, 1]),
+          ([2, 1, 2, 1, 2, 1, 2, 1], [1, 2, 1, 2, 1, 2, 1, 2], [2])]
+
+
+def test_where(webnn_page, server_url):
+    cases = []
+    for k, (cshape, tshape, fshape) in enumerate(WHERES):
+        for j, data_type in enumerate(ALL_TYPES[k % 2::2]):
+            c = condition(cshape, seed=k)
+            t = data(tshape, data_type, seed=k)
+            f = data(fshape, data_type, seed=k + 50)
+            d, i = op_graph("where", {"c": c, "t": t, "f": f}, constants={"f"} if j % 2 else ())
+            cases.append((d, i, {"y": ref.where(c, t, f)}))
+    check_all(webnn_page, server_url, cases)
+
+
+TRIANGULARS = [([3, 3], {}), ([3, 3], {"diagonal": 1}), ([3, 3], {"diagonal": -1}), ([3, 3], {"upper": False}),
+               ([3, 3], {"upper": False, "diagonal": 1}), ([3, 3], {"upper": False, "diagonal": -1}),
+               ([4, 6], {"diagonal": 2}), ([6, 4], {"upper": False, "diagonal": -2}), ([2, 3, 5], {"upper": False}),
+               ([3, 4], {"diagonal": 10}), ([3, 4], {"diagonal": -10}), ([3, 4], {"upper": False, "diagonal": -2147483648}),
+               ([3, 4], {"diagonal": 2147483647}), ([2, 1, 3, 4, 3], {"diagonal": -1}),
+               ([2, 1, 2, 1, 2, 1, 3, 3], {"upper": False, "diagonal": 1}), ([1, 1], {})]
+
+
+def test_triangular(webnn_page, server_url):
+    cases = []
+    for k, (shape, options) in enumerate(TRIANGULARS):
+        for data_type in ALL_TYPES[k % 3::3]:
+            x = data(shape, data_type, seed=k)
+            d, i = op_graph("triangular", {"x": x}, options=options or None)
+            cases.append((d, i, {"y": ref.triangular(x, options)}))
+    # the spec's example
+    x = np.array([[7, 1, 2], [9, 4, 8], [2, 6, 3]], dtype=np.float32)
+    d, i = op_graph("triangular", {"x": x}, options={"upper": False, "diagonal": -1})
+    cases.append((d, i, {"y": np.array([[0, 0, 0], [9, 0, 0], [2, 6, 0]], dtype=np.float32)}))
+    check_all(webnn_page, server_url, cases)
+
+
+def test_where_triangular_validation(webnn_page, server_url):
+    f = "float32"
+    check_errors(webnn_page, server_url, [
+        (f"builder => builder.where({inp('float32', [2], 'c')}, {inp(f, [2], 't')}, {inp(f, [2], 'f')}, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.where({inp('int32', [2], 'c')}, {inp(f, [2], 't')}, {inp(f, [2], 'f')}, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.where({inp('uint8', [2], 'c')}, {inp(f, [2], 't')}, {inp('float16', [2], 'f')}, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.where({inp('uint8', [3], 'c')}, {inp(f, [2], 't')}, {inp(f, [2], 'f')}, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.where({inp('uint8', [2], 'c')}, {inp(f, [2, 3], 't')}, {inp(f, [3, 3], 'f')}, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.triangular({inp(f, [3])}, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.triangular({inp(f, [])}, {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.triangular({inp(f, [2, 2])}, {{diagonal: 0.5, label: 'L'}})", "TypeError"),
+        (f"builder => builder.triangular({inp(f, [2, 2])}, {{diagonal: 2147483648, label: 'L'}})", "TypeError"),
+    ])
