@@ -1,141 +1,122 @@
 /**
- * Element-wise operators (spec §element-wise binary operations, §element-wise unary operations,
- * clamp, relu, sigmoid, tanh): each is one line in a table of WGSL expressions over one generic
- * kernel. Binary operators broadcast NumPy-style (spec "bidirectionally broadcasting").
+ * Element-wise operators (spec §Element-wise binary operations, §Element-wise logical operations,
+ * §Element-wise unary operations): each is one line in a table of WGSL expressions per kind of
+ * data type (see elementwise_kernel.js), over one generic kernel. Binary and logical operators
+ * broadcast NumPy-style (spec "bidirectionally broadcasting").
+ *
+ * Integer semantics: add/sub/mul/neg/abs wrap around; div truncates toward zero, x / 0 = x;
+ * pow with a negative integer exponent truncates toward zero (1, ±1 for bases 1 and -1, else 0).
+ * Float max/min propagate NaN; comparisons are false with a NaN operand (notEqual true);
+ * sign(NaN) = 0 as the spec's "0 otherwise" says.
  */
 import {typeError} from '../errors.js';
-import {broadcastShapes, broadcastStrides, checkDataType} from '../shape/common.js';
-import {elementCount} from '../dtypes.js';
-import {Shader, declareIndexer} from '../gpu/wgsl.js';
-import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
-import {castNumber} from '../shape/cast.js';
-import {tensorLimits, rankRange} from './limits.js';
+import {ALL_TYPES} from '../dtypes.js';
+import {broadcastShapes, checkDataType} from '../shape/common.js';
+import {emitElementwise, kindOf} from './elementwise_kernel.js';
+import {rankRange, tensorLimits} from './limits.js';
 
 const F = ['float32', 'float16'];
+const SIGNED = ['float32', 'float16', 'int64', 'int32', 'int8'];
+const U8 = ['uint8'];
 
-/** WGSL helpers some expressions need. */
-const POW = `
-fn pow_f(a: f32, b: f32) -> f32 {
-  if (b == 0.0) { return 1.0; }
-  if (a == 1.0) { return 1.0; }
-  let m = pow(abs(a), b);
-  if (a < 0.0 || (a == 0.0 && bitcast<u32>(a) != 0u)) {
-    if (floor(b) != b) { return select(bitcast<f32>(0x7fc00000u), m, a == 0.0); }
-    let odd = abs(b) < 16777216.0 && (i32(abs(b)) & 1) == 1;
-    return select(m, -m, odd);
-  }
-  if (a == 0.0) { return select(0.0, bitcast<f32>(0x7f800000u), b < 0.0); }
-  return m;
-}`;
+/** Same expression for every integer kind of 32 bits or less. */
+const int32 = (e) => ({i: e, u: e});
+/** Same expression for both 64-bit kinds. */
+const int64 = (e) => ({i64: e, u64: e});
 
-/** Binary operators: a table of WGSL expressions on `a`, `b` of the compute type. */
+/** Binary operators returning the input type: WGSL expressions on `a`, `b` per kind. */
 export const BINARY = {
-  add: {types: F, expr: 'a + b'},
-  sub: {types: F, expr: 'a - b'},
-  mul: {types: F, expr: 'a * b'},
-  div: {types: F, expr: 'a / b'},
-  max: {types: F, expr: 'select(max(a, b), a + b, a != a || b != b)'},
-  min: {types: F, expr: 'select(min(a, b), a + b, a != a || b != b)'},
-  pow: {types: F, expr: 'pow_f(a, b)', helpers: POW},
+  add: {types: ALL_TYPES, f: 'a + b', ...int32('a + b'), ...int64('i64_add(a, b)')},
+  sub: {types: ALL_TYPES, f: 'a - b', ...int32('a - b'), ...int64('i64_sub(a, b)')},
+  mul: {types: ALL_TYPES, f: 'a * b', ...int32('a * b'), ...int64('i64_mul(a, b)')},
+  div: {types: ALL_TYPES, f: 'div_f(a, b)', ...int32('a / b'), i64: 'i64_div(a, b)', u64: 'u64_div(a, b)'},
+  max: {types: ALL_TYPES, f: 'select(select(b, a, a > b), a + b, is_nan_f(a) || is_nan_f(b))', ...int32('max(a, b)'), i64: 'i64_max(a, b)', u64: 'u64_max(a, b)'},
+  min: {types: ALL_TYPES, f: 'select(select(b, a, a < b), a + b, is_nan_f(a) || is_nan_f(b))', ...int32('min(a, b)'), i64: 'i64_min(a, b)', u64: 'u64_min(a, b)'},
+  pow: {types: ALL_TYPES, f: 'pow_f(a, b)', i: 'i32_pow(a, b)', u: 'u32_pow(a, b)', i64: 'i64_pow(a, b)', u64: 'u64_pow(a, b)'},
 };
 
-/**
- * Unary operators: WGSL expressions on `x`. `attrs` lists the uniforms (f32) an operator takes
- * from its options, read in the expression as u_<name>().
- */
+const ORDERED = '!(is_nan_f(a) || is_nan_f(b)) && ';
+
+/** Logical operators: boolean WGSL expressions, stored as uint8 0/1. */
+export const LOGICAL = {
+  equal: {types: ALL_TYPES, f: `${ORDERED}a == b`, ...int32('a == b'), ...int64('i64_eq(a, b)')},
+  notEqual: {types: ALL_TYPES, f: `!(${ORDERED}a == b)`, ...int32('a != b'), ...int64('!i64_eq(a, b)')},
+  greater: {types: ALL_TYPES, f: `${ORDERED}a > b`, ...int32('a > b'), i64: 'i64_lt(b, a)', u64: 'u64_lt(b, a)'},
+  greaterOrEqual: {types: ALL_TYPES, f: `${ORDERED}a >= b`, ...int32('a >= b'), i64: '!i64_lt(a, b)', u64: '!u64_lt(a, b)'},
+  lesser: {types: ALL_TYPES, f: `${ORDERED}a < b`, ...int32('a < b'), i64: 'i64_lt(a, b)', u64: 'u64_lt(a, b)'},
+  lesserOrEqual: {types: ALL_TYPES, f: `${ORDERED}a <= b`, ...int32('a <= b'), i64: '!i64_lt(b, a)', u64: '!u64_lt(b, a)'},
+  logicalAnd: {types: U8, u: 'a != 0u && b != 0u'},
+  logicalOr: {types: U8, u: 'a != 0u || b != 0u'},
+  logicalXor: {types: U8, u: '(a != 0u) != (b != 0u)'},
+  logicalNot: {types: U8, unary: true, u: 'x == 0u'},
+  isNaN: {types: F, unary: true, f: 'is_nan_f(x)'},
+  isInfinite: {types: F, unary: true, f: 'is_inf_f(x)'},
+};
+
+/** Unary operators returning the input type: WGSL expressions on `x` per kind. */
 export const UNARY = {
-  relu: {types: F, expr: 'select(x, 0.0, x < 0.0)'},
-  sigmoid: {types: F, expr: '1.0 / (1.0 + exp(-x))'},
-  tanh: {types: F, expr: 'select(tanh(x), sign(x), abs(x) > 10.0)'},
-  clamp: {types: F, expr: 'select(select(x, u_minValue(), x < u_minValue()), u_maxValue(), x > u_maxValue())', attrs: ['minValue', 'maxValue']},
+  abs: {types: SIGNED, f: 'abs(x)', i: 'abs(x)', i64: 'i64_abs(x)'},
+  ceil: {types: F, f: 'ceil(x)'},
+  cos: {types: F, f: 'cos_f(x)'},
+  erf: {types: F, f: 'erf_f(x)'},
+  exp: {types: F, f: 'exp_f(x)'},
+  floor: {types: F, f: 'floor(x)'},
+  log: {types: F, f: 'log_f(x)'},
+  neg: {types: SIGNED, f: '-x', i: '-x', i64: 'i64_neg(x)'},
+  reciprocal: {types: F, f: 'div_f(1.0, x)'},
+  roundEven: {types: F, f: 'round_even_f(x)'},
+  sin: {types: F, f: 'sin_f(x)'},
+  sign: {types: SIGNED, f: 'select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0)', i: 'sign(x)', i64: 'i64_sign(x)'},
+  sqrt: {types: F, f: 'sqrt_f(x)'},
+  tan: {types: F, f: 'tan_f(x)'},
 };
 
-function binaryMethod(name) {
+/** The expression of table entry `def` for inputs of dataType (the builder checked the type). */
+export function exprFor(def, dataType) {
+  return def[kindOf(dataType)];
+}
+
+function binaryMethod(name, def, outType) {
   return function method(builder, label, a, b) {
     const sa = builder._operand(a, label, 'a');
     const sb = builder._operand(b, label, 'b');
+    checkDataType(sa, def.types, label, 'a');
     if (sa.dataType !== sb.dataType) throw typeError(label, `a (${sa.dataType}) and b (${sb.dataType}) must have the same data type`);
-    checkDataType(sa, BINARY[name].types, label, 'a');
     const shape = broadcastShapes(sa.shape, sb.shape, label);
-    return builder._node(name, [a, b], {}, [{dataType: sa.dataType, shape}], label)[0];
+    return builder._node(name, [a, b], {}, [{dataType: outType ?? sa.dataType, shape}], label)[0];
   };
 }
 
-function lowerBinary(node, L) {
-  const def = BINARY[node.op];
-  const [a, b] = node.inputs.map((x) => L.value(x));
-  const out = node.outputs[0];
-  const shape = out.shape;
-  const dt = out.dataType;
-  const T = wgslType(dt);
-  const shapes = node.inputs.map((x) => x.shape);
-  const flat = shapes.every((s) => elementCount(s) === elementCount(shape));
-  const rank = flat ? 0 : shape.length;
-  const shader = new Shader(node.op).read('A', T).read('B', T).write('Y', T);
-  shader.fn(storeHelpers(dt)).fn(def.helpers ?? '');
-  const uniforms = {};
-  if (flat) {
-    shader.fn('fn a_offset(i: u32) -> u32 { return i; }\nfn b_offset(i: u32) -> u32 { return i; }');
-  } else {
-    declareIndexer(shader, 'a', rank);
-    declareIndexer(shader, 'b', rank);
-    Object.assign(uniforms, {a_shape: shape, b_shape: shape, a_strides: broadcastStrides(shapes[0], shape), b_strides: broadcastStrides(shapes[1], shape)});
-  }
-  shader.main(`  let a = A[a_offset(gi)];\n  let b = B[b_offset(gi)];\n  Y[gi] = ${storeExpr(dt, def.expr)};`);
-  L.step({shader, values: [a, b, L.result(node)], uniforms, threads: elementCount(shape), label: node.label});
-}
-
-function unaryMethod(name) {
-  const def = UNARY[name];
-  return function method(builder, label, input, options = {}) {
-    const s = builder._operand(input, label);
-    checkDataType(s, def.types, label);
-    const attrs = {};
-    if (name === 'clamp') {
-      const minValue = options.minValue ?? -Infinity;
-      const maxValue = options.maxValue ?? Infinity;
-      if (typeof minValue !== 'number' && typeof minValue !== 'bigint') throw typeError(label, 'minValue must be a number');
-      if (typeof maxValue !== 'number' && typeof maxValue !== 'bigint') throw typeError(label, 'maxValue must be a number');
-      attrs.minValue = castNumber(minValue, s.dataType);
-      attrs.maxValue = castNumber(maxValue, s.dataType);
-      if (Number.isNaN(attrs.minValue) || Number.isNaN(attrs.maxValue)) throw typeError(label, 'minValue and maxValue must not be NaN');
-      if (attrs.minValue > attrs.maxValue) throw typeError(label, `minValue ${attrs.minValue} is greater than maxValue ${attrs.maxValue}`);
-    }
-    return builder._node(name, [input], attrs, [{dataType: s.dataType, shape: s.shape}], label)[0];
+function unaryMethod(name, def, outType) {
+  return function method(builder, label, input) {
+    const s = builder._operand(input, label, def.unary ? 'a' : 'input');
+    checkDataType(s, def.types, label, def.unary ? 'a' : 'input');
+    return builder._node(name, [input], {}, [{dataType: outType ?? s.dataType, shape: s.shape.slice()}], label)[0];
   };
 }
 
-function lowerUnary(node, L) {
-  const def = UNARY[node.op];
-  const x = L.value(node.inputs[0]);
-  const dt = node.outputs[0].dataType;
-  const T = wgslType(dt);
-  const shader = new Shader(node.op).read('X', T).write('Y', T);
-  const uniforms = {};
-  for (const name of def.attrs ?? []) {
-    shader.uniform(name, 'f32');
-    uniforms[name] = Number(node.attrs[name]);
-  }
-  shader.fn(storeHelpers(dt)).fn(def.helpers ?? '');
-  shader.main(`  let x = X[gi];\n  Y[gi] = ${storeExpr(dt, def.expr)};`);
-  L.step({shader, values: [x, L.result(node)], uniforms, threads: elementCount(node.outputs[0].shape), label: node.label});
+function lowerWith(table, bool) {
+  return (node, L) => {
+    const def = table[node.op];
+    const vars = node.inputs.length === 1 ? ['x'] : ['a', 'b'];
+    emitElementwise(L, node, {expr: exprFor(def, node.inputs[0].dataType), vars, bool});
+  };
 }
 
 /** Operator table entries (see ops/index.js). */
 export const operators = {};
 for (const [name, def] of Object.entries(BINARY)) {
-  operators[name] = {
-    optionsIndex: 2,
-    method: binaryMethod(name),
-    lower: lowerBinary,
-    limits: () => ({a: tensorLimits(def.types, rankRange()), b: tensorLimits(def.types, rankRange()), output: tensorLimits(def.types, rankRange())}),
-  };
+  const t = tensorLimits(def.types, rankRange());
+  operators[name] = {optionsIndex: 2, method: binaryMethod(name, def), lower: lowerWith(BINARY, false), limits: () => ({a: t, b: t, output: t})};
+}
+for (const [name, def] of Object.entries(LOGICAL)) {
+  const t = tensorLimits(def.types, rankRange());
+  const out = tensorLimits(U8, rankRange());
+  operators[name] = def.unary
+    ? {optionsIndex: 1, method: unaryMethod(name, def, 'uint8'), lower: lowerWith(LOGICAL, true), limits: () => ({a: t, output: out})}
+    : {optionsIndex: 2, method: binaryMethod(name, def, 'uint8'), lower: lowerWith(LOGICAL, true), limits: () => ({a: t, b: t, output: out})};
 }
 for (const [name, def] of Object.entries(UNARY)) {
-  operators[name] = {
-    optionsIndex: 1,
-    method: unaryMethod(name),
-    lower: lowerUnary,
-    limits: () => ({input: tensorLimits(def.types, rankRange()), output: tensorLimits(def.types, rankRange())}),
-  };
+  const t = tensorLimits(def.types, rankRange());
+  operators[name] = {optionsIndex: 1, method: unaryMethod(name, def), lower: lowerWith(UNARY, false), limits: () => ({input: t, output: t})};
 }

@@ -3,12 +3,18 @@
  * lower(node, L), limits(ctx)}. Each op family file exports its entries as `operators`.
  */
 import {operators as elementwise} from './elementwise.js';
+import {operators as quantize} from './quantize.js';
+import {operators as cast} from './cast.js';
+import {operators as activations} from './activations.js';
 import {operators as gather} from './gather.js';
 import {operators as movement} from './movement.js';
 import {operators as where} from './where.js';
 
 export const OPERATORS = Object.freeze({
   ...elementwise,
+  ...quantize,
+  ...cast,
+  ...activations,
   ...gather,
   ...movement,
   ...where,

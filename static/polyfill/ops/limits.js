@@ -15,8 +15,12 @@ export function tensorLimits(dataTypes, range = rankRange()) {
   return {dataTypes: [...dataTypes], rankRange: {...range}};
 }
 
-/** Data types graphs accept as inputs, constants and outputs today. */
-export const IO_TYPES = ['float32', 'int32', 'uint32'];
+/**
+ * Data types graphs accept as inputs, constants and outputs: all of them (float16, int8 and
+ * uint8 are converted between their packed tensor layout and the compute layout at the graph
+ * boundaries, compile/boundary.js).
+ */
+export const IO_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8'];
 
 /**
  * @param {object} ctx context slots

@@ -1,0 +1,244 @@
+/**
+ * WGSL f32 math library with known accuracy, independent of the driver's builtins (whose
+ * precision Vulkan leaves loose: exp/log/pow are "3 + 2|x| ULP", sin/cos absolute 2^-11 only on
+ * [-pi, pi], division 2.5 ULP and undefined for huge divisors, sqrt via inversesqrt).
+ * Everything here uses only +, -, *, / (corrected where it matters), floor/round/trunc and bit
+ * operations; NaN and Inf are detected from the bits (WGSL lets compilers assume `x != x` false).
+ *
+ * Accuracy (measured against float64 over the tests' sweeps, tests/test_ops_elementwise.py):
+ * div_f/sqrt_f ~0.5 ULP (one exact-residual correction), exp_f ~1 ULP, log_f ~1 ULP,
+ * expm1_f/log1p_f ~3 ULP, pow_f ~2 ULP (log in double-f32), sin/cos abs < 1e-7 for |x| < 6e3,
+ * erf abs < 2e-7, erfc/gelu relative ~5 ULP (exp(-x*x) with x*x split exactly), tanh ~4 ULP.
+ *
+ * Use: `collectHelpers(MATH, helpersUsedIn(MATH, expr))` (gpu/wgsl_lib.js).
+ */
+
+const f = (x) => {
+  const s = Math.fround(x).toPrecision(9);
+  return s.includes('.') || s.includes('e') ? s : `${s}.0`;
+};
+
+// Taylor coefficients 1/n! as f32 literals
+const INV_FACT = Array.from({length: 12}, (_, n) => {
+  let p = 1;
+  for (let k = 2; k <= n; k++) p *= k;
+  return f(1 / p);
+});
+
+/** @type {Record<string, {deps?: string[], code: string}>} */
+export const MATH = {
+  is_nan_f: {code: 'fn is_nan_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }'},
+  is_inf_f: {code: 'fn is_inf_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }'},
+  is_finite_f: {code: 'fn is_finite_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }'},
+  nan_f: {code: 'fn nan_f() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }'},
+  inf_f: {code: 'fn inf_f() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }'},
+  // error of the product p = fl(a*b): a*b = p + two_prod_err(a, b, p) exactly (Dekker; the
+  // halves come from masking the bits, so every partial product is exact and contraction into
+  // fma cannot change the result)
+  two_prod_err: {code: `fn two_prod_err(a: f32, b: f32, p: f32) -> f32 {
+  let ah = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
+  let al = a - ah;
+  let bh = bitcast<f32>(bitcast<u32>(b) & 0xfffff000u);
+  let bl = b - bh;
+  return ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}`},
+  // x * 2^k for k in [-252, 254] with a single rounding
+  ldexp_f: {code: `fn ldexp_f(x: f32, k: i32) -> f32 {
+  if (k > 127) { return x * bitcast<f32>(u32(min(k - 127, 127) + 127) << 23u) * 1.70141183e38; }
+  if (k < -126) { return x * bitcast<f32>(u32(max(k + 126, -126) + 127) << 23u) * 1.17549435e-38; }
+  return x * bitcast<f32>(u32(k + 127) << 23u);
+}`},
+  // a / b with one exact-residual correction (~0.5 ULP); huge divisors are scaled down first
+  div_f: {deps: ['two_prod_err', 'is_finite_f'], code: `fn div_f(a0: f32, b0: f32) -> f32 {
+  var a = a0;
+  var b = b0;
+  if (abs(b) > 8.50705917e37 && is_finite_f(b)) { a = a * 0.25; b = b * 0.25; }
+  let q = a / b;
+  let aa = abs(a);
+  let ab = abs(b);
+  if (!is_finite_f(q) || q == 0.0 || aa > 8.50705917e37 || aa < 7.88860905e-31 || ab < 7.88860905e-31 || abs(q) < 7.88860905e-31) { return q; }
+  let p = q * b;
+  let r = (a - p) - two_prod_err(q, b, p);
+  return q + r / b;
+}`},
+  sqrt_f: {deps: ['two_prod_err'], code: `fn sqrt_f(x: f32) -> f32 {
+  let s = sqrt(x);
+  if (!(x > 7.88860905e-31 && x < 8.50705917e37)) { return s; }
+  let p = s * s;
+  let r = (x - p) - two_prod_err(s, s, p);
+  return s + r / (2.0 * s);
+}`},
+  // exp(hi + lo), |lo| << |hi|; Cody-Waite reduction by ln2 (hi part exact times k), Taylor degree 7
+  exp_ff: {deps: ['is_nan_f', 'inf_f', 'ldexp_f'], code: `fn exp_ff(hi: f32, lo: f32) -> f32 {
+  if (is_nan_f(hi)) { return hi; }
+  if (hi > 88.7228394) { return inf_f(); }
+  if (hi < -103.972084) { return 0.0; }
+  let k = round(hi * 1.44269502);
+  let r = ((hi - k * 0.693145752) - k * 1.42860677e-6) + lo;
+  let p = 1.0 + r * (1.0 + r * (${INV_FACT[2]} + r * (${INV_FACT[3]} + r * (${INV_FACT[4]} + r * (${INV_FACT[5]} + r * (${INV_FACT[6]} + r * ${INV_FACT[7]}))))));
+  return ldexp_f(p, i32(k));
+}`},
+  exp_f: {deps: ['exp_ff'], code: 'fn exp_f(x: f32) -> f32 { return exp_ff(x, 0.0); }'},
+  expm1_f: {deps: ['exp_f'], code: `fn expm1_f(x: f32) -> f32 {
+  if (abs(x) < 0.35) {
+    return x + x * x * (${INV_FACT[2]} + x * (${INV_FACT[3]} + x * (${INV_FACT[4]} + x * (${INV_FACT[5]} + x * (${INV_FACT[6]} + x * (${INV_FACT[7]} + x * (${INV_FACT[8]} + x * ${INV_FACT[9]})))))));
+  }
+  return exp_f(x) - 1.0;
+}`},
+  // log(x): x = m * 2^e, m in [sqrt(1/2), sqrt(2)); log(1+f) = f - (hfsq - s*(hfsq + R)), s = f/(2+f)
+  log_f: {deps: ['is_nan_f', 'nan_f', 'inf_f'], code: `fn log_f(x: f32) -> f32 {
+  if (is_nan_f(x)) { return x; }
+  if (x < 0.0) { return nan_f(); }
+  if (x == 0.0) { return -inf_f(); }
+  if (bitcast<u32>(x) == 0x7f800000u) { return x; }
+  var b = bitcast<u32>(x);
+  var e = 0;
+  if (b < 0x00800000u) { b = bitcast<u32>(x * 16777216.0); e = -24; }
+  e = e + i32(b >> 23u) - 127;
+  var m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
+  if (m > 1.41421354) { m = m * 0.5; e = e + 1; }
+  let fm = m - 1.0;
+  let s = fm / (2.0 + fm);
+  let z = s * s;
+  let R = z * (${f(2 / 3)} + z * (${f(2 / 5)} + z * (${f(2 / 7)} + z * (${f(2 / 9)} + z * ${f(2 / 11)}))));
+  let hfsq = 0.5 * fm * fm;
+  let lm = fm - (hfsq - s * (hfsq + R));
+  let fe = f32(e);
+  return fe * 0.693145752 + (fe * 1.42860677e-6 + lm);
+}`},
+  log1p_f: {deps: ['log_f'], code: `fn log1p_f(u: f32) -> f32 {
+  let w = 1.0 + u;
+  let d = w - 1.0;
+  if (d == 0.0) { return u; }
+  if (w > 16777216.0) { return log_f(u); }
+  return log_f(w) * (u / d);
+}`},
+  // pow(a, b) for a > 0 finite, b finite: exp(b * log(a)) with log(a) in double-f32 precision
+  pow_pos_f: {deps: ['two_prod_err', 'exp_ff', 'inf_f'], code: `fn pow_pos_f(a: f32, b: f32) -> f32 {
+  var bits = bitcast<u32>(a);
+  var e = 0;
+  if (bits < 0x00800000u) { bits = bitcast<u32>(a * 16777216.0); e = -24; }
+  e = e + i32(bits >> 23u) - 127;
+  var m = bitcast<f32>((bits & 0x007fffffu) | 0x3f800000u);
+  if (m > 1.41421354) { m = m * 0.5; e = e + 1; }
+  let fm = m - 1.0;
+  // s = fm / (2 + fm) as sh + sl
+  let dh = 2.0 + fm;
+  let dl = (2.0 - dh) + fm;
+  let sh = fm / dh;
+  let p = sh * dh;
+  let sl = (((fm - p) - two_prod_err(sh, dh, p)) - sh * dl) / dh;
+  let z = sh * sh;
+  let t = sh * z * (${f(2 / 3)} + z * (${f(2 / 5)} + z * (${f(2 / 7)} + z * (${f(2 / 9)} + z * (${f(2 / 11)} + z * ${f(2 / 13)})))));
+  // log(m) = 2 sh + (2 sl + t); plus e * ln2 (hi part exact)
+  let l1 = 2.0 * sh;
+  let l2 = 2.0 * sl + t;
+  let fe = f32(e);
+  let eh = fe * 0.693145752;
+  let h = eh + l1;
+  let herr = select((l1 - (h - eh)), (eh - (h - l1)), abs(l1) > abs(eh));
+  let lh = h + (herr + l2 + fe * 1.42860677e-6);
+  let ll = (h - lh) + (herr + l2 + fe * 1.42860677e-6);
+  // y = b * log(a) as yh + yl
+  let yh = b * lh;
+  if (yh > 88.8) { return inf_f(); }
+  if (yh < -104.0) { return 0.0; }
+  let yl = two_prod_err(b, lh, yh) + b * ll;
+  return exp_ff(yh, yl);
+}`},
+  pow_f: {deps: ['pow_pos_f', 'is_nan_f', 'is_inf_f', 'nan_f', 'inf_f'], code: `fn pow_f(a: f32, b: f32) -> f32 {
+  if (b == 0.0 || a == 1.0) { return 1.0; }
+  if (is_nan_f(a) || is_nan_f(b)) { return nan_f(); }
+  let aa = abs(a);
+  if (is_inf_f(b)) {
+    if (aa == 1.0) { return 1.0; }
+    return select(0.0, inf_f(), (aa > 1.0) == (b > 0.0));
+  }
+  let isInt = floor(b) == b;
+  let half = b * 0.5;
+  let odd = isInt && floor(half) != half;
+  let neg = a < 0.0 || (a == 0.0 && (bitcast<u32>(a) & 0x80000000u) != 0u);
+  if (a == 0.0 || is_inf_f(a)) {
+    let big = (a == 0.0) == (b < 0.0);
+    let m = select(0.0, inf_f(), big);
+    return select(m, -m, neg && odd);
+  }
+  if (a < 0.0 && !isInt) { return nan_f(); }
+  let m = pow_pos_f(aa, b);
+  return select(m, -m, neg && odd);
+}`},
+  // (sin x, cos x): Cody-Waite reduction by pi/4 in three parts (exact for |x| < ~6400), Taylor on [-pi/4, pi/4]
+  sincos_f: {deps: ['is_finite_f', 'nan_f'], code: `fn sincos_f(x: f32) -> vec2<f32> {
+  if (!is_finite_f(x)) { return vec2<f32>(nan_f(), nan_f()); }
+  let ax = abs(x);
+  var j = floor(ax * 1.27323954);
+  j = j + (j - 2.0 * floor(j * 0.5));
+  let y = ((ax - j * 0.78515625) - j * 2.41875648e-4) - j * 3.77489506e-8;
+  let z = y * y;
+  let s = y + y * z * (${f(-1 / 6)} + z * (${f(1 / 120)} + z * (${f(-1 / 5040)} + z * ${f(1 / 362880)})));
+  let c = 1.0 - 0.5 * z + z * z * (${f(1 / 24)} + z * (${f(-1 / 720)} + z * (${f(1 / 40320)} + z * ${f(-1 / 3628800)})));
+  let oct = u32(j - 8.0 * floor(j * 0.125));
+  var r: vec2<f32>;
+  if (oct == 0u) { r = vec2<f32>(s, c); }
+  else if (oct == 2u) { r = vec2<f32>(c, -s); }
+  else if (oct == 4u) { r = vec2<f32>(-s, -c); }
+  else { r = vec2<f32>(-c, s); }
+  return vec2<f32>(select(r.x, -r.x, x < 0.0), r.y);
+}`},
+  sin_f: {deps: ['sincos_f'], code: 'fn sin_f(x: f32) -> f32 { return sincos_f(x).x; }'},
+  cos_f: {deps: ['sincos_f'], code: 'fn cos_f(x: f32) -> f32 { return sincos_f(x).y; }'},
+  tan_f: {deps: ['sincos_f', 'div_f'], code: 'fn tan_f(x: f32) -> f32 { let sc = sincos_f(x); return div_f(sc.x, sc.y); }'},
+  tanh_f: {deps: ['expm1_f', 'is_nan_f'], code: `fn tanh_f(x: f32) -> f32 {
+  if (is_nan_f(x)) { return x; }
+  let ax = abs(x);
+  if (ax > 9.1) { return select(1.0, -1.0, x < 0.0); }
+  let e = expm1_f(2.0 * ax);
+  let t = e / (e + 2.0);
+  return select(t, -t, x < 0.0);
+}`},
+  sigmoid_f: {deps: ['exp_f', 'is_nan_f'], code: `fn sigmoid_f(x: f32) -> f32 {
+  if (is_nan_f(x)) { return x; }
+  if (x >= 0.0) { return 1.0 / (1.0 + exp_f(-x)); }
+  let e = exp_f(x);
+  return e / (1.0 + e);
+}`},
+  // exp(-c * x * x) for c a power of two, with x*x split exactly: xh*xh exact, remainder small
+  exp_neg_sq_f: {deps: ['exp_f'], code: `fn exp_neg_sq_f(x: f32, c: f32) -> f32 {
+  let xh = bitcast<f32>(bitcast<u32>(x) & 0xfffff000u);
+  let xl = x - xh;
+  return exp_f(-c * (xh * xh)) * exp_f(-c * (xl * (x + xh)));
+}`},
+  // erfc(z) * exp(z*z) for z >= 0 (Numerical Recipes erfcc, fractional error < 1.2e-7)
+  erfcx_f: {deps: ['exp_f'], code: `fn erfcx_f(z: f32) -> f32 {
+  let t = 1.0 / (1.0 + 0.5 * z);
+  return t * exp_f(-1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+}`},
+  erf_f: {deps: ['erfcx_f', 'exp_neg_sq_f', 'is_nan_f'], code: `fn erf_f(x: f32) -> f32 {
+  if (is_nan_f(x)) { return x; }
+  let ax = abs(x);
+  if (ax < 0.5) {
+    let z = x * x;
+    return x * ${f(2 / Math.sqrt(Math.PI))} * (1.0 + z * (${f(-1 / 3)} + z * (${f(1 / 10)} + z * (${f(-1 / 42)} + z * (${f(1 / 216)} + z * (${f(-1 / 1320)} + z * ${f(1 / 9360)}))))));
+  }
+  if (ax > 10.0) { return select(1.0, -1.0, x < 0.0); }
+  let r = 1.0 - erfcx_f(ax) * exp_neg_sq_f(ax, 1.0);
+  return select(r, -r, x < 0.0);
+}`},
+  // gelu(x) = 0.5 x erfc(-x / sqrt 2); exp(-x*x/2) computed from x itself so no rounding of x/sqrt2 is amplified
+  gelu_f: {deps: ['erfcx_f', 'exp_neg_sq_f', 'is_nan_f'], code: `fn gelu_f(x: f32) -> f32 {
+  if (is_nan_f(x)) { return x; }
+  if (x > 14.0) { return x; }
+  if (x < -20.0) { return -0.0; }
+  let ec = erfcx_f(abs(x) * ${f(Math.SQRT1_2)}) * exp_neg_sq_f(x, 0.5);
+  return select(0.5 * x * ec, x - 0.5 * x * ec, x > 0.0);
+}`},
+  round_even_f: {deps: [], code: `fn round_even_f(x: f32) -> f32 {
+  let ax = abs(x);
+  if (!(ax < 8388608.0)) { return x; }
+  let fl = floor(ax);
+  let d = ax - fl;
+  var r = fl;
+  if (d > 0.5 || (d == 0.5 && (u32(fl) & 1u) == 1u)) { r = fl + 1.0; }
+  return select(r, -r, x < 0.0 || (x == 0.0 && (bitcast<u32>(x) & 0x80000000u) != 0u));
+}`},
+};

@@ -1,0 +1,110 @@
+/**
+ * Activation operators (spec §clamp, §elu, §gelu, §hardSigmoid, §hardSwish, §leakyRelu,
+ * §linear, §prelu, §relu, §sigmoid, §softplus, §softsign, §tanh): a table of WGSL expressions
+ * per kind of data type over the generic element-wise kernel (elementwise_kernel.js).
+ *
+ * Options typed `double` in the spec (alpha, beta) must be finite numbers (WebIDL); they and the
+ * MLNumber options of clamp are cast to the input's data type (spec "cast") before use, so a
+ * float16 graph computes with float16 parameters and an int64 clamp with exact bigints.
+ * NaN inputs propagate through every float activation.
+ */
+import {typeError} from '../errors.js';
+import {ALL_TYPES} from '../dtypes.js';
+import {broadcastShapes, checkDataType} from '../shape/common.js';
+import {castNumber} from '../shape/cast.js';
+import {emitElementwise, kindOf} from './elementwise_kernel.js';
+import {rankRange, tensorLimits} from './limits.js';
+
+const F = ['float32', 'float16'];
+const SIGNED = ['float32', 'float16', 'int64', 'int32', 'int8'];
+
+/**
+ * Single-input activations. `options`: MLXxxOptions members with their spec defaults (`double`),
+ * read in the expressions as p_<name>().
+ */
+export const ACTIVATIONS = {
+  relu: {types: SIGNED, f: 'select(x, 0.0, x < 0.0)', i: 'max(x, 0)', i64: 'select(x, vec2<u32>(0u, 0u), i64_is_neg(x))'},
+  sigmoid: {types: F, f: 'sigmoid_f(x)'},
+  tanh: {types: F, f: 'tanh_f(x)'},
+  elu: {types: F, options: {alpha: 1}, f: 'select(x, p_alpha() * expm1_f(x), x < 0.0)'},
+  gelu: {types: F, f: 'gelu_f(x)'},
+  hardSigmoid: {types: F, options: {alpha: 0.2, beta: 0.5},
+    f: 'select(select(p_alpha() * x + p_beta(), 1.0, p_alpha() * x + p_beta() > 1.0), 0.0, p_alpha() * x + p_beta() < 0.0)'},
+  hardSwish: {types: F, f: 'div_f(x * select(select(x + 3.0, 6.0, x + 3.0 > 6.0), 0.0, x + 3.0 < 0.0), 6.0)'},
+  leakyRelu: {types: F, options: {alpha: 0.01}, f: 'select(x, p_alpha() * x, x < 0.0)'},
+  linear: {types: F, options: {alpha: 1, beta: 0}, f: 'p_alpha() * x + p_beta()'},
+  softplus: {types: F, f: 'select(x, 0.0, x < 0.0) + log1p_f(exp_f(-abs(x)))'},
+  softsign: {types: F, f: 'div_f(x, 1.0 + abs(x))'},
+  clamp: {types: ALL_TYPES, clamp: true,
+    f: 'select(select(x, p_minValue(), x < p_minValue()), p_maxValue(), x > p_maxValue())',
+    i: 'clamp(x, p_minValue(), p_maxValue())', u: 'clamp(x, p_minValue(), p_maxValue())',
+    i64: 'i64_min(i64_max(x, p_minValue()), p_maxValue())', u64: 'u64_min(u64_max(x, p_minValue()), p_maxValue())'},
+};
+
+/** prelu(input, slope): `a` is the input, `b` the slope. */
+const PRELU = {types: SIGNED, f: 'select(a, b * a, a < 0.0)', i: 'select(a, a * b, a < 0)', i64: 'select(a, i64_mul(a, b), i64_is_neg(a))'};
+
+function isMLNumber(v) {
+  return typeof v === 'number' || typeof v === 'bigint';
+}
+
+/** Spec clamp steps: minValue/maxValue cast to the input type; min > max is a TypeError. */
+function clampAttrs(options, dataType, label) {
+  const {minValue = -Infinity, maxValue = Infinity} = options;
+  if (!isMLNumber(minValue)) throw typeError(label, 'minValue must be a number or bigint (MLNumber)');
+  if (!isMLNumber(maxValue)) throw typeError(label, 'maxValue must be a number or bigint (MLNumber)');
+  const lo = castNumber(minValue, dataType);
+  const hi = castNumber(maxValue, dataType);
+  if (lo > hi) throw typeError(label, `minValue ${lo} is greater than maxValue ${hi}`);
+  return {minValue: lo, maxValue: hi};
+}
+
+function activationMethod(name, def) {
+  return function method(builder, label, input, options = {}) {
+    const s = builder._operand(input, label);
+    checkDataType(s, def.types, label);
+    if (options === null || typeof options !== 'object') throw typeError(label, 'options must be a dictionary');
+    let attrs = {};
+    if (def.clamp) attrs = clampAttrs(options, s.dataType, label);
+    for (const [key, fallback] of Object.entries(def.options ?? {})) {
+      const v = options[key] ?? fallback;
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw typeError(label, `${key} must be a finite number`);
+      attrs[key] = castNumber(v, s.dataType);
+    }
+    return builder._node(name, [input], attrs, [{dataType: s.dataType, shape: s.shape.slice()}], label)[0];
+  };
+}
+
+function lowerActivation(node, L) {
+  const def = ACTIVATIONS[node.op];
+  const dataType = node.inputs[0].dataType;
+  const attrs = {};
+  for (const [key, value] of Object.entries(node.attrs)) attrs[key] = {value, dataType};
+  emitElementwise(L, node, {expr: def[kindOf(dataType)], vars: ['x'], attrs});
+}
+
+function preluMethod(builder, label, input, slope) {
+  const si = builder._operand(input, label, 'input');
+  const ss = builder._operand(slope, label, 'slope');
+  checkDataType(si, PRELU.types, label, 'input');
+  if (ss.dataType !== si.dataType) throw typeError(label, `slope (${ss.dataType}) must have the input's data type (${si.dataType})`);
+  const shape = broadcastShapes(ss.shape, si.shape, label);
+  return builder._node('prelu', [input, slope], {}, [{dataType: si.dataType, shape}], label)[0];
+}
+
+/** Operator table entries (see ops/index.js). */
+export const operators = {
+  prelu: {
+    optionsIndex: 2,
+    method: preluMethod,
+    lower: (node, L) => emitElementwise(L, node, {expr: PRELU[kindOf(node.inputs[0].dataType)], vars: ['a', 'b']}),
+    limits: () => {
+      const t = tensorLimits(PRELU.types, rankRange());
+      return {input: t, slope: t, output: t};
+    },
+  },
+};
+for (const [name, def] of Object.entries(ACTIVATIONS)) {
+  const t = tensorLimits(def.types, rankRange());
+  operators[name] = {optionsIndex: 1, method: activationMethod(name, def), lower: lowerActivation, limits: () => ({input: t, output: t})};
+}

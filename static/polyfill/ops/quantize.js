@@ -1,0 +1,146 @@
+/**
+ * quantizeLinear and dequantizeLinear (spec §quantizeLinear, §dequantizeLinear) with blockwise
+ * broadcasting of scale and zeroPoint (spec "blockwise broadcasting": same rank as the input,
+ * each dimension dividing the input's; element i of the input uses the scale element at
+ * index_d / (inputDim_d / scaleDim_d) in every dimension d).
+ *
+ *   dequantizeLinear: output = (input - zeroPoint) * scale. The difference is formed exactly
+ *     (64-bit) and rounded once to f32, then multiplied (one more rounding; exact for 8-bit
+ *     inputs with |difference| * scale representable).
+ *   quantizeLinear: output = saturate(roundEven(input / scale) + zeroPoint) to the output type.
+ *     input / scale is correctly rounded and a tie created by that rounding is settled from the
+ *     exact residual, so the result equals the float64 reference's roundEven.
+ */
+import {typeError} from '../errors.js';
+import {elementCount} from '../dtypes.js';
+import {checkDataType} from '../shape/common.js';
+import {Shader} from '../gpu/wgsl.js';
+import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
+import {collectHelpers, helpersUsedIn} from '../gpu/wgsl_lib.js';
+import {LIBRARY, kindOf} from './elementwise_kernel.js';
+import {rankRange, tensorLimits} from './limits.js';
+
+const FLOATS = ['float32', 'float16'];
+const INTS = ['uint8', 'int8', 'uint32', 'int32'];
+
+/** Output range of quantizeLinear per zeroPoint type, as int64 words [lo, hi]. */
+const RANGES = {
+  int8: ['vec2<u32>(0xffffff80u, 0xffffffffu)', 'vec2<u32>(127u, 0u)'],
+  uint8: ['vec2<u32>(0u, 0u)', 'vec2<u32>(255u, 0u)'],
+  int32: ['vec2<u32>(0x80000000u, 0xffffffffu)', 'vec2<u32>(0x7fffffffu, 0u)'],
+  uint32: ['vec2<u32>(0u, 0u)', 'vec2<u32>(0xffffffffu, 0u)'],
+};
+
+const QUANTIZE_ROUND = `fn quantize_round(x: f32, s: f32) -> f32 {
+  let t = div_f(x, s);
+  var q = round_even_f(t);
+  let fl = floor(t);
+  if (abs(t) < 4194304.0 && t - fl == 0.5) {
+    let m = fl + 0.5;
+    let p = m * s;
+    let r = (x - p) - two_prod_err(m, s, p);
+    if (r != 0.0) { q = select(fl, fl + 1.0, (r > 0.0) == (s > 0.0)); }
+  }
+  return clamp(q, -1099511627776.0, 1099511627776.0);
+}`;
+
+/** Spec steps shared by both operators (ranks, equal shapes, blockwise broadcastable). */
+function checkScaleZeroPoint(si, ss, sz, label) {
+  const rank = si.shape.length;
+  if (ss.shape.length !== rank || sz.shape.length !== rank) throw typeError(label, `scale and zeroPoint must have the input's rank ${rank}`);
+  if (ss.shape.some((d, i) => d !== sz.shape[i])) throw typeError(label, `scale [${ss.shape}] and zeroPoint [${sz.shape}] must have the same shape`);
+  if (ss.shape.some((d, i) => si.shape[i] % d !== 0)) throw typeError(label, `scale [${ss.shape}] is not blockwise broadcastable to the input [${si.shape}]`);
+}
+
+function quantizeMethod(builder, label, input, scale, zeroPoint) {
+  const si = builder._operand(input, label, 'input');
+  const ss = builder._operand(scale, label, 'scale');
+  const sz = builder._operand(zeroPoint, label, 'zeroPoint');
+  checkDataType(si, FLOATS, label, 'input');
+  checkDataType(ss, FLOATS, label, 'scale');
+  if (ss.dataType !== si.dataType) throw typeError(label, `scale (${ss.dataType}) must have the input's data type (${si.dataType})`);
+  checkDataType(sz, INTS, label, 'zeroPoint');
+  checkScaleZeroPoint(si, ss, sz, label);
+  return builder._node('quantizeLinear', [input, scale, zeroPoint], {}, [{dataType: sz.dataType, shape: si.shape.slice()}], label)[0];
+}
+
+function dequantizeMethod(builder, label, input, scale, zeroPoint) {
+  const si = builder._operand(input, label, 'input');
+  const ss = builder._operand(scale, label, 'scale');
+  const sz = builder._operand(zeroPoint, label, 'zeroPoint');
+  checkDataType(si, INTS, label, 'input');
+  checkDataType(ss, FLOATS, label, 'scale');
+  checkDataType(sz, INTS, label, 'zeroPoint');
+  if (sz.dataType !== si.dataType) throw typeError(label, `zeroPoint (${sz.dataType}) must have the input's data type (${si.dataType})`);
+  checkScaleZeroPoint(si, ss, sz, label);
+  return builder._node('dequantizeLinear', [input, scale, zeroPoint], {}, [{dataType: ss.dataType, shape: si.shape.slice()}], label)[0];
+}
+
+/** WGSL expression of one output element from `x`, `s` (scale) and `z` (zeroPoint). */
+function elementExpr(op, inType, zpType) {
+  const wide = (v, t) => (kindOf(t) === 'i' ? `i64_from_i32(${v})` : `u64_from_u32(${v})`);
+  if (op === 'dequantizeLinear') return `i64_to_f32(i64_sub(${wide('x', inType)}, ${wide('z', inType)})) * s`;
+  const [lo, hi] = RANGES[zpType];
+  const sum = `i64_min(i64_max(i64_add(f32_to_i64(quantize_round(x, s)), ${wide('z', zpType)}), ${lo}), ${hi})`;
+  return kindOf(zpType) === 'i' ? `bitcast<i32>(${sum}.x)` : `${sum}.x`;
+}
+
+function lowerQuantize(node, L) {
+  const [input, scale, zeroPoint] = node.inputs;
+  const out = node.outputs[0];
+  const rank = input.shape.length;
+  const expr = elementExpr(node.op, input.dataType, zeroPoint.dataType);
+  const shader = new Shader(node.op).read('X', wgslType(input.dataType)).read('S', wgslType(scale.dataType))
+    .read('Z', wgslType(zeroPoint.dataType)).write('Y', wgslType(out.dataType));
+  const uniforms = {};
+  if (rank > 0) {
+    shader.uniform('shape', 'u32', rank).uniform('block', 'u32', rank).uniform('s_strides', 'u32', rank);
+    const strides = [];
+    let st = 1;
+    for (let d = rank - 1; d >= 0; d--) { strides[d] = st; st *= scale.shape[d]; }
+    Object.assign(uniforms, {shape: input.shape, block: input.shape.map((d, i) => d / scale.shape[i]), s_strides: strides});
+  }
+  const helpers = helpersUsedIn(LIBRARY, node.op === 'quantizeLinear' ? expr + QUANTIZE_ROUND : expr);
+  shader.fn(storeHelpers(out.dataType)).fn(collectHelpers(LIBRARY, helpers));
+  if (node.op === 'quantizeLinear') shader.fn(QUANTIZE_ROUND);
+  shader.fn(rank === 0 ? 'fn s_offset(i: u32) -> u32 { return 0u; }' : `fn s_offset(i: u32) -> u32 {
+  var rem = i;
+  var off = 0u;
+  for (var d = ${rank - 1}i; d >= 0; d--) {
+    let dim = u_shape(u32(d));
+    off += ((rem % dim) / u_block(u32(d))) * u_s_strides(u32(d));
+    rem /= dim;
+  }
+  return off;
+}`);
+  shader.main(`  let x = X[gi];
+  let so = s_offset(gi);
+  let s = S[so];
+  let z = Z[so];
+  Y[gi] = ${storeExpr(out.dataType, expr)};`);
+  L.step({
+    shader,
+    values: [L.value(input), L.value(scale), L.value(zeroPoint), L.result(node)],
+    uniforms,
+    threads: elementCount(input.shape),
+    label: node.label,
+  });
+}
+
+/** Operator table entries (see ops/index.js). */
+export const operators = {
+  quantizeLinear: {
+    optionsIndex: 3,
+    method: quantizeMethod,
+    lower: lowerQuantize,
+    limits: () => ({input: tensorLimits(FLOATS, rankRange()), scale: tensorLimits(FLOATS, rankRange()),
+      zeroPoint: tensorLimits(INTS, rankRange()), output: tensorLimits(INTS, rankRange())}),
+  },
+  dequantizeLinear: {
+    optionsIndex: 3,
+    method: dequantizeMethod,
+    lower: lowerQuantize,
+    limits: () => ({input: tensorLimits(INTS, rankRange()), scale: tensorLimits(FLOATS, rankRange()),
+      zeroPoint: tensorLimits(INTS, rankRange()), output: tensorLimits(FLOATS, rankRange())}),
+  },
+};
