@@ -55,3 +55,11 @@ test: setup
 
 clean:
 	rm -rf $(VENV) server/models/generated test-results .pytest_cache
+
+# make bench-interop [BENCH_ARGS='--size large --iterations 50']: the WebNN/WebGPU buffer-sharing
+# benchmark (static/demos/interop/) in headless Chromium; prints the table and writes
+# bench-results/interop.json (tools/bench_interop.py --help for the options).
+.PHONY: bench-interop
+bench-interop: setup
+	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_interop $(BENCH_ARGS)

@@ -1,0 +1,200 @@
+"""Benchmark the WebNN/WebGPU buffer-sharing experiment headless and print its table.
+
+Serves the project (``create_app()`` on a free loopback port), opens
+``/demos/interop/?size=...`` in headless Chromium through Playwright, waits for the page's
+``window.lastRun``, prints the table and writes the run as JSON.
+
+The browser is configured like the test suite's (``tests/conftest.py``):
+``$WEBNN_CHROMIUM`` (else a system Chromium, else Playwright's), ``$WEBNN_CHROMIUM_ARGS``
+(shell-split; default: the SwiftShader WebGPU flags) and ``$WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS``
+(shell-split). On the GPU host, ``. /root/gpu/env.sh`` sets all three (see
+``shared/gpu-chrome/README.md``). A fresh browser there sometimes gets no WebGPU adapter, so a
+run that fails for want of an adapter is retried in a new browser (``--launches``).
+
+Usage::
+
+    python -m tools.bench_interop [--size small|medium|large] [--iterations N] [--warmup N]
+                                  [--out bench-results/interop.json] [--timeout SECONDS]
+
+Exit status: 0 when the run finished and the four results agree, 1 when they disagree,
+2 when the run failed (no adapter, page error, timeout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+SIZES = ("small", "medium", "large")
+DEFAULT_OUT = Path("bench-results/interop.json")
+
+
+class BenchError(RuntimeError):
+    """The page reported an error, or no result came within the time limit."""
+
+
+def launch_options() -> dict[str, Any]:
+    """Playwright ``chromium.launch`` keyword arguments from the environment (as the tests use)."""
+    from tests.conftest import SWIFTSHADER_ARGS
+    from tools.chromium import find_chromium
+
+    options: dict[str, Any] = {"headless": True}
+    executable = find_chromium(include_playwright=False)
+    if executable:
+        options["executable_path"] = executable
+    env_args = os.environ.get("WEBNN_CHROMIUM_ARGS")
+    options["args"] = shlex.split(env_args) if env_args is not None else list(SWIFTSHADER_ARGS)
+    ignore = os.environ.get("WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS")
+    if ignore:
+        options["ignore_default_args"] = shlex.split(ignore)
+    return options
+
+
+def page_url(base_url: str, size: str, iterations: int | None, warmup: int | None) -> str:
+    """The demo URL for one run (parameters the page reads on load)."""
+    params: dict[str, Any] = {"size": size}
+    if iterations is not None:
+        params["iterations"] = iterations
+    if warmup is not None:
+        params["warmup"] = warmup
+    return f"{base_url}/demos/interop/?{urlencode(params)}"
+
+
+def run_page(browser, url: str, timeout_s: float) -> dict[str, Any]:
+    """Open ``url`` in a new page and return its ``window.lastRun``.
+
+    Console errors do not fail the run; they are returned in ``consoleErrors``.
+
+    Raises:
+        BenchError: the page set ``window.lastError``, threw (a page error), or timed out.
+    """
+    page = browser.new_page()
+    page_errors: list[str] = []
+    console_errors: list[str] = []
+    page.on("pageerror", lambda e: page_errors.append(f"{e.name}: {e.message}"))
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    try:
+        page.goto(url)
+        page.wait_for_function("() => window.lastRun !== undefined || window.lastError !== undefined",
+                               timeout=timeout_s * 1000, polling=250)
+        error = page.evaluate("() => window.lastError")
+        if error:
+            raise BenchError(f"{error['name']}: {error['message']}")
+        if page_errors:
+            raise BenchError("page errors: " + "; ".join(page_errors[:5]))
+        run = page.evaluate("() => window.lastRun")
+        run["consoleErrors"] = console_errors
+        return run
+    finally:
+        page.close()
+
+
+def format_table(run: dict[str, Any]) -> str:
+    """The run as a Markdown table, followed by the ratios, the agreement and the adapter line."""
+    config = run["config"]
+    n, c, h, w = config["shape"]
+    lines = [
+        f"conv2d 3x3 + bias -> add -> relu, input {n}x{c}x{h}x{w}, {config['filters']} filters, "
+        f"float32; {config['iterations']} iterations after {config['warmup']} warm-up",
+        "",
+        "| variant | median ms | min ms | max ms | p25-p75 ms |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for v in run["variants"]:
+        lines.append(f"| {v['name']} | {v['medianMs']:.3f} | {v['minMs']:.3f} | {v['maxMs']:.3f} "
+                     f"| {v['p25Ms']:.3f}-{v['p75Ms']:.3f} |")
+    parts = run.get("breakdownMs") or {}
+    if parts:
+        lines += ["", "each stage alone, median ms (queue round trip included): "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in parts.items())]
+    ratios = run["ratios"]
+    exp = run["expectations"]
+    lines += [
+        "",
+        f"2/3 (readback / export) = {ratios['readbackOverExport']:.2f} "
+        f"(expected >= 2: {'holds' if exp['exportAtLeast2xFasterThanReadback'] else 'does NOT hold'})",
+        f"3/4 (export / one graph) = {ratios['exportOverGraph']:.2f} "
+        f"(expected <= 1.2: {'holds' if exp['exportWithin1_2xOfGraph'] else 'does NOT hold'})",
+        f"results {'agree' if run['agree'] else 'DISAGREE'}: max |diff| {run['maxAbsDiff']:.3g} "
+        f"(tolerance {run['tolerance']:.3g})",
+        f"adapter: {adapter_line(run.get('adapter') or {})}; WebNN: {run.get('implementation', '?')}",
+    ]
+    return "\n".join(lines)
+
+
+def adapter_line(adapter: dict[str, Any]) -> str:
+    """``vendor / architecture / device / description`` of the page's GPUAdapter.info."""
+    parts = [adapter.get(k) for k in ("vendor", "architecture", "device", "description")]
+    text = " / ".join(p for p in parts if p) or "unknown"
+    return text + (" (fallback adapter)" if adapter.get("isFallbackAdapter") else "")
+
+
+def bench(size: str, iterations: int | None, warmup: int | None, timeout_s: float,
+          launches: int = 3) -> dict[str, Any]:
+    """Run the experiment once in a fresh headless browser (retrying a missing adapter).
+
+    Returns:
+        The page's ``window.lastRun`` plus ``browser`` (version) and ``wallSeconds``.
+
+    Raises:
+        BenchError: every launch failed; the last error is the message.
+    """
+    from playwright.sync_api import sync_playwright
+
+    from server.app import create_app
+    from tests.live_server import serve_in_thread
+
+    started = time.monotonic()
+    last_error: Exception | None = None
+    with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
+        for attempt in range(launches):
+            browser = p.chromium.launch(**launch_options())
+            try:
+                run = run_page(browser, page_url(base_url, size, iterations, warmup), timeout_s)
+                run["browser"] = browser.version
+                run["wallSeconds"] = round(time.monotonic() - started, 1)
+                return run
+            except BenchError as exc:
+                last_error = exc
+                if "adapter" not in str(exc):  # only a missing adapter is worth a new browser
+                    break
+                print(f"attempt {attempt + 1}: {exc}; retrying in a new browser", file=sys.stderr)
+            finally:
+                browser.close()
+    raise BenchError(str(last_error))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m tools.bench_interop", description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=SIZES, default="small", help="preset size (default: small)")
+    parser.add_argument("--iterations", type=int, help="timed iterations per variant (default: the preset's)")
+    parser.add_argument("--warmup", type=int, help="untimed runs per variant first (default: the preset's)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
+    parser.add_argument("--timeout", type=float, default=540.0, help="seconds to wait for the page's run")
+    parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
+    args = parser.parse_args(argv)
+    try:
+        run = bench(args.size, args.iterations, args.warmup, args.timeout, args.launches)
+    except Exception as exc:  # noqa: BLE001 - report any failure as exit status 2
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(run))
+    for line in run.get("consoleErrors") or []:
+        print(f"warning: browser console error: {line}", file=sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"size": args.size, **run}, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0 if run["agree"] else 1
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.exit(main())
