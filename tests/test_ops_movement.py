@@ -350,3 +350,23 @@ def test_movement_validation(webnn_page, server_url):
         (f"builder => builder.pad({x23}, [0, 0], [0, 0], {{value: 'x', label: 'L'}})", "TypeError"),
         (f"builder => builder.pad({x23}, [0, 2147483647], [0, 0], {{label: 'L'}})", "TypeError"),
     ])
+
+
+def test_reshape_and_identity_add_no_steps(webnn_page, server_url):
+    """reshape/identity alias their input: the plan holds only the transposes (and no output copy)."""
+    from tests.graph_runner import open_harness
+    open_harness(webnn_page, server_url)
+    labels = webnn_page.evaluate("""async () => {
+      const {graphSlots} = await import('/polyfill/graph.js');
+      const context = await navigator.ml.createContext();
+      const b = new MLGraphBuilder(context);
+      const x = b.input('x', {dataType: 'float32', shape: [2, 3, 4]});
+      const t = b.transpose(b.reshape(x, [6, 4]), {label: 'T1'});
+      const y = b.reshape(b.identity(b.reshape(t, [24])), [2, 12]);
+      const z = b.transpose(b.identity(y), {label: 'T2'});
+      const graph = await b.build({y, z});
+      const steps = graphSlots(graph).plan.steps.map((s) => s.label);
+      context.destroy();
+      return steps;
+    }""")
+    assert labels == ["T1", "T2"]

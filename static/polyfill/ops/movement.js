@@ -13,7 +13,7 @@ import {Shader} from '../gpu/wgsl.js';
 import {castNumber} from '../shape/cast.js';
 import {stridesOf} from '../shape/common.js';
 import {
-  PADDING_MODES, concatPlan, concatShape, expandPlan, expandShape, padShape, reshapeShape, reversePlan,
+  PADDING_MODES, concatPlan, concatShape, expandPlan, expandShape, padPlan, padShape, reshapeShape, reversePlan,
   reverseAxes, slicePlan, sliceParams, splitSizes, tilePlan, tileShape, transposePermutation, transposePlan,
 } from '../shape/movement.js';
 import {tensorLimits, rankRange} from './limits.js';
@@ -155,9 +155,9 @@ export function valueWords(value, dataType) {
 function padMethod(builder, label, input, beginningPadding, endingPadding, options) {
   const s = builder._operand(input, label);
   const {mode = 'constant', value = 0} = dictionary(options, label);
-  const {shape, begin} = padShape(s.shape, beginningPadding, endingPadding, mode, label);
+  const {shape, begin, end} = padShape(s.shape, beginningPadding, endingPadding, mode, label);
   if (typeof value !== 'number' && typeof value !== 'bigint') throw typeError(label, 'value must be a number or bigint');
-  const attrs = {begin, mode, value: valueWords(value, s.dataType)};
+  const attrs = {begin, end, mode, value: valueWords(value, s.dataType)};
   return builder._node('pad', [input], attrs, [{dataType: s.dataType, shape}], label)[0];
 }
 
@@ -169,14 +169,15 @@ function padMethod(builder, label, input, beginningPadding, endingPadding, optio
 function lowerPad(node, L) {
   const input = node.inputs[0];
   const out = node.outputs[0];
-  const rank = input.shape.length;
+  const {mode, value} = node.attrs;
+  const {inShape, outShape, begin} = padPlan(input.shape, node.attrs.begin, node.attrs.end);
+  const rank = inShape.length;
   const T = wordType(out.dataType);
-  const {begin, mode, value} = node.attrs;
   const shader = new Shader('pad').read('X', T).write('Y', T).uniform('mode').uniform('value', 'u32', 2);
   const uniforms = {mode: PADDING_MODES.indexOf(mode), value};
   if (rank > 0) {
     shader.uniform('out_shape', 'u32', rank).uniform('in_shape', 'u32', rank).uniform('in_strides', 'u32', rank).uniform('begin', 'u32', rank);
-    Object.assign(uniforms, {out_shape: out.shape, in_shape: input.shape, in_strides: stridesOf(input.shape), begin});
+    Object.assign(uniforms, {out_shape: outShape, in_shape: inShape, in_strides: stridesOf(inShape), begin});
   }
   const fill = T === 'u32' ? 'u_value(0u)' : 'vec2<u32>(u_value(0u), u_value(1u))';
   shader.main(`  var off = 0u;${rank > 0 ? `

@@ -166,7 +166,7 @@ export const PADDING_MODES = Object.freeze(['constant', 'edge', 'reflection', 's
  * Spec pad(): paddings of length rank; "reflection" needs each padding smaller than the input
  * dimension. Decision: "symmetric" (as Chromium accepts it: the edge element is repeated)
  * needs each padding at most the input dimension.
- * @returns {{shape: number[], begin: number[]}} the output shape and the beginning paddings
+ * @returns {{shape: number[], begin: number[], end: number[]}} the output shape and the paddings
  */
 export function padShape(inputShape, beginningPadding, endingPadding, mode, label) {
   const rank = inputShape.length;
@@ -183,7 +183,24 @@ export function padShape(inputShape, beginningPadding, endingPadding, mode, labe
       throw typeError(label, `symmetric padding (${begin[i]}, ${end[i]}) must not exceed the dimension ${d} of axis ${i}`);
     }
   }
-  return {shape: checkOutputShape(inputShape.map((d, i) => d + begin[i] + end[i]), label), begin};
+  return {shape: checkOutputShape(inputShape.map((d, i) => d + begin[i] + end[i]), label), begin, end};
+}
+
+/**
+ * pad() with runs of unpadded dimensions merged (and unpadded size-1 dimensions dropped), so the
+ * kernel walks as few dimensions as possible; the result pads the same elements.
+ * @returns {{inShape: number[], outShape: number[], begin: number[]}}
+ */
+export function padPlan(inputShape, begin, end) {
+  const dims = [];
+  inputShape.forEach((n, i) => {
+    const padded = begin[i] > 0 || end[i] > 0;
+    const last = dims[dims.length - 1];
+    if (!padded && n === 1) return;
+    if (!padded && last && !last.padded) last.n *= n;
+    else dims.push({n, b: begin[i], e: end[i], padded});
+  });
+  return {inShape: dims.map((d) => d.n), outShape: dims.map((d) => d.n + d.b + d.e), begin: dims.map((d) => d.b)};
 }
 
 /**
