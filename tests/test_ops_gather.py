@@ -125,7 +125,7 @@ def test_scatter_elements(webnn_page, server_url):
 
 SCATTER_ND = [([5], [3, 1]), ([5], [9, 1]), ([4, 3], [2, 1]), ([4, 3], [3, 2]), ([2, 2, 2], [2, 2]),
               ([2, 2, 2], [2]), ([3, 4, 2], [2, 2, 2]), ([2, 3, 2, 2, 3], [4, 3]), ([4, 4], [6, 2]),
-              ([2, 1, 2, 1, 2, 1, 2, 3], [3, 8]), ([3, 2, 2, 2, 2, 2], [2, 2, 1])]
+              ([2, 1, 2, 1, 2, 1, 2, 3], [3, 8]), ([3, 2, 2, 2, 2, 2], [2, 2, 1]), ([4, 3], [2])]
 
 
 def test_scatter_nd(webnn_page, server_url):
@@ -174,3 +174,30 @@ def test_gather_scatter_validation(webnn_page, server_url):
         (f"builder => builder.scatterND({x}, {i32([2, 2])}, {u([2], 'int32')}, {{label: 'L'}})", "TypeError"),
         (f"builder => builder.scatterND({x}, {i32([2, 2], 'uint64')}, {u([2])}, {{label: 'L'}})", "TypeError"),
     ])
+
+
+def test_op_support_limits(webnn_page, server_url):
+    """opSupportLimits() lists the spec's member names for these ops, with the index types."""
+    from tests.graph_runner import open_harness
+    open_harness(webnn_page, server_url)
+    limits = webnn_page.evaluate("""async () => {
+      const context = await navigator.ml.createContext();
+      const l = context.opSupportLimits();
+      context.destroy();
+      return l;
+    }""")
+    members = {
+        "gather": ["input", "indices", "output"], "gatherElements": ["input", "indices", "output"],
+        "gatherND": ["input", "indices", "output"], "scatterElements": ["input", "indices", "updates", "output"],
+        "scatterND": ["input", "indices", "updates", "output"], "where": ["condition", "trueValue", "falseValue", "output"],
+        "triangular": ["input", "output"], "concat": ["inputs", "output"], "split": ["input", "outputs"],
+        **{op: ["input", "output"] for op in ["reshape", "identity", "transpose", "slice", "expand", "tile", "reverse", "pad"]},
+    }
+    for op, names in members.items():
+        assert sorted(limits[op]) == sorted(names), op
+        for name in names:
+            assert limits[op][name]["rankRange"]["max"] == 8
+    assert sorted(limits["gather"]["indices"]["dataTypes"]) == ["int32", "int64", "uint32"]
+    assert limits["where"]["condition"]["dataTypes"] == ["uint8"]
+    assert len(limits["transpose"]["input"]["dataTypes"]) == 8
+    assert limits["triangular"]["input"]["rankRange"]["min"] == 2
