@@ -6,7 +6,8 @@ the ``#predictions`` list, ``window.lastRun``, and that the page's full probabil
 the float64 NumPy forward pass (``tests/reference``) of the exact tensor it fed the graph
 (``window.lastInput``) within 1e-4 absolute. The same page also gets an undecodable upload and a
 webcam request (no camera here), which must be reported on the page without console errors, and
-its JavaScript bilinear preprocessing is compared with ``tests.reference.classify.preprocess``.
+its JavaScript bilinear preprocessing is compared with ``tests.reference.classify.preprocess``,
+on synthetic pixels (exactly) and on the bundled photos as Pillow decodes them.
 
 Slow-ish: EfficientNet-Lite0 takes seconds per inference on SwiftShader, so the page is opened
 with ``?runs=1&warmup=0`` (one inference per picture, three in all).
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.reference.classify import classify, preprocess
+from tests.reference.classify import classify, load_photo, preprocess
 from tests.tolerance import assert_abs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,6 +32,10 @@ PAGE = "/demos/image-classification/?runs=1&warmup=0"
 CATS = {"tiger cat", "Egyptian cat", "tabby, tabby cat"}
 #: |page - float64 NumPy| bound on each of the 1000 probabilities (the brief's end-to-end bound).
 PROBABILITY_ATOL = 1e-4
+#: |page input - NumPy preprocessing of the Pillow-decoded photo|: exact with this Chromium (its
+#: libjpeg-turbo decodes the bundled JPEGs to Pillow's pixels); 2/128 leaves room for a browser
+#: whose decoder rounds a level or two differently.
+INPUT_ATOL = 2 / 128
 
 _WAIT_RUN_JS = """(after) => (window.lastRun?.sequence ?? 0) > after || (window.lastError?.sequence ?? 0) > after"""
 
@@ -87,8 +92,10 @@ def _wait_for_run(page, after: int) -> dict:
     return page.evaluate("() => window.lastRun")
 
 
-def _check_run(page, run: dict, manifest: dict, source: str) -> np.ndarray:
-    """Check lastRun, #predictions and the probabilities against NumPy; return the probabilities."""
+def _check_run(page, run: dict, manifest: dict, source: str, photo: Path | None = None) -> np.ndarray:
+    """Check lastRun, #predictions and the probabilities against NumPy; return the probabilities.
+
+    With ``photo``, the input tensor must also match the NumPy preprocessing of that file."""
     labels = json.loads((MANIFEST.parent / manifest["labels"]).read_text())
     assert run["source"] == source
     assert run["buildMs"] > 0 and run["inferenceMs"] > 0, run
@@ -106,6 +113,8 @@ def _check_run(page, run: dict, manifest: dict, source: str) -> np.ndarray:
     x = np.asarray(page.evaluate("() => Array.from(window.lastInput)"), dtype=np.float32)
     x = x.reshape(manifest["inputs"]["input"]["shape"])
     assert np.all(np.abs(x) <= 1.0), "inputs (x - 127) / 128 of 8-bit pixels lie in [-0.99, 1]"
+    if photo is not None:
+        assert_abs(x, preprocess(load_photo(photo), manifest["preprocessing"]), INPUT_ATOL)
     probabilities = np.asarray(page.evaluate("() => window.lastProbabilities"), dtype=np.float32).reshape(1, 1000)
     expected = classify(MANIFEST, x)
     assert_abs(probabilities, expected, PROBABILITY_ATOL)
@@ -121,14 +130,14 @@ def test_classification_demo(webnn_page, manifest):
     _open_demo(page, manifest)
 
     coffee = _wait_for_run(page, 0)  # started on load
-    _check_run(page, coffee, manifest, "coffee.jpg")
+    _check_run(page, coffee, manifest, "coffee.jpg", DEMO / "images" / "coffee.jpg")
     assert coffee["top5"][0]["label"] == "espresso", coffee["top5"]
     coffee_input = page.evaluate("() => Array.from(window.lastInput)")
 
     after = _sequence(page)
     page.click("button[data-photo=chelsea]")
     chelsea = _wait_for_run(page, after)
-    _check_run(page, chelsea, manifest, "chelsea.jpg")
+    _check_run(page, chelsea, manifest, "chelsea.jpg", DEMO / "images" / "chelsea.jpg")
     assert chelsea["top5"][0]["label"] in CATS, chelsea["top5"]
     assert page.get_attribute("button[data-photo=chelsea]", "aria-pressed") == "true"
     assert "Stefan van der Walt" in page.inner_text("#attribution")

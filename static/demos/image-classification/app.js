@@ -92,9 +92,14 @@ function enqueue(app, load) {
   const sequence = ++app.sequence;
   app.queue = app.queue.then(async () => {
     view.clearError(app.ui);
+    view.showRunStatus(app.ui, 'Classifying…');
     try {
-      await classifySource(app, {...await load(), sequence});
+      const source = await load();
+      view.showRunStatus(app.ui, `Classifying ${source.name} (${app.options.warmup + app.options.runs} inferences)…`);
+      await classifySource(app, {...source, sequence});
+      view.showRunStatus(app.ui, '');
     } catch (error) {
+      view.showRunStatus(app.ui, '');
       const message = error?.userError ? error.message : `Classification failed: ${messageOf(error)}`;
       view.showError(app.ui, message);
       window.lastError = {sequence, message};

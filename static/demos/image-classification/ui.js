@@ -6,7 +6,7 @@
 /** Element ids the page needs. */
 const IDS = ['load-progress', 'load-status', 'adapter', 'build-time', 'inference-time', 'photos',
   'image-file', 'camera-start', 'camera-capture', 'camera-status', 'camera', 'model-input',
-  'source-name', 'attribution', 'predictions', 'error'];
+  'source-name', 'attribution', 'run-status', 'predictions', 'error'];
 
 /**
  * @param {Document} document
@@ -159,4 +159,14 @@ export function showTimings(ui, {buildMs, inferenceMs, runs}) {
   if (inferenceMs !== undefined) {
     ui.inferenceTime.textContent = `${formatMs(inferenceMs)} (median of ${runs} dispatch + readTensor run${runs === 1 ? '' : 's'})`;
   }
+}
+
+/**
+ * Says what the classifier is doing ('' when idle) and marks the results busy meanwhile.
+ * @param {Record<string, HTMLElement>} ui
+ * @param {string} text
+ */
+export function showRunStatus(ui, text) {
+  ui.runStatus.textContent = text;
+  ui.predictions.setAttribute('aria-busy', String(text !== ''));
 }
