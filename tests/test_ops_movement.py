@@ -303,9 +303,10 @@ def test_pad_value_is_cast(webnn_page, server_url):
     cases = []
     for data_type, value, want in [("int32", 3.5, 4), ("int32", 1e12, 2 ** 31 - 1), ("uint8", -5, 0), ("uint8", 300, 255),
                                    ("int8", 2.5, 2), ("float16", 70000, np.inf), ("float32", float("nan"), np.nan),
-                                   ("uint32", -1, 0), ("int64", 2.0 ** 70, 2 ** 63 - 1)]:
+                                   ("uint32", -1, 0), ("int64", 2.0 ** 70, 2 ** 63 - 1), ("float32", "2.5", 2.5),
+                                   ("int32", "x", 0), ("uint64", {"bigint": str(2 ** 64 + 5)}, 2 ** 64 - 1)]:
         x = data([2], data_type)
-        value_json = {"number": "NaN"} if value != value else value
+        value_json = {"number": "NaN"} if isinstance(value, float) and value != value else value
         d, i = single("pad", x, [1], [0], options={"value": value_json})
         expected = np.concatenate([np.array([want], dtype=NP[data_type]), x])
         cases.append((d, i, {"y": expected}))
@@ -347,7 +348,7 @@ def test_movement_validation(webnn_page, server_url):
         (f"builder => builder.pad({x23}, [0, 0], [0, 3], {{mode: 'reflection', label: 'L'}})", "TypeError"),
         (f"builder => builder.pad({x23}, [3, 0], [0, 0], {{mode: 'symmetric', label: 'L'}})", "TypeError"),
         (f"builder => builder.pad({x23}, [0, 0], [0, 0], {{mode: 'wrap', label: 'L'}})", "TypeError"),
-        (f"builder => builder.pad({x23}, [0, 0], [0, 0], {{value: 'x', label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({x23}, [0, 0], [0, 0], {{value: Symbol(), label: 'L'}})", "TypeError"),
         (f"builder => builder.pad({x23}, [0, 2147483647], [0, 0], {{label: 'L'}})", "TypeError"),
     ])
 
@@ -370,3 +371,17 @@ def test_reshape_and_identity_add_no_steps(webnn_page, server_url):
       return steps;
     }""")
     assert labels == ["T1", "T2"]
+
+
+def test_large_tensors_fold_the_grid(webnn_page, server_url):
+    """Over 65,535 workgroups (4.9M elements): tile -> reverse -> pad -> slice, a small output."""
+    x = np.arange(7, dtype=np.float32) - 3.5
+    n = 7 * 700_000
+    desc = {"inputs": {"x": {"dataType": "float32", "shape": [7]}},
+            "operators": [{"op": "tile", "args": [{"operand": "x"}, [700_000]], "outputs": "t"},
+                          {"op": "reverse", "args": [{"operand": "t"}], "outputs": "r"},
+                          {"op": "pad", "args": [{"operand": "r"}, [3], [2]], "options": {"mode": "edge"}, "outputs": "p"},
+                          {"op": "slice", "args": [{"operand": "p"}, [n - 7], [12]], "outputs": "y"}],
+            "outputs": ["y"]}
+    padded = np.pad(np.tile(x, 700_000)[::-1], (3, 2), mode="edge")
+    check_all(webnn_page, server_url, [(desc, {"x": x}, {"y": padded[n - 7:n + 5]})])

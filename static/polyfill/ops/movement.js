@@ -156,8 +156,10 @@ function padMethod(builder, label, input, beginningPadding, endingPadding, optio
   const s = builder._operand(input, label);
   const {mode = 'constant', value = 0} = dictionary(options, label);
   const {shape, begin, end} = padShape(s.shape, beginningPadding, endingPadding, mode, label);
-  if (typeof value !== 'number' && typeof value !== 'bigint') throw typeError(label, 'value must be a number or bigint');
-  const attrs = {begin, end, mode, value: valueWords(value, s.dataType)};
+  // WebIDL (bigint or unrestricted double): anything but a bigint goes through ToNumber ('x' -> NaN)
+  if (typeof value === 'symbol') throw typeError(label, 'value must be a number or bigint');
+  const number = typeof value === 'bigint' ? value : Number(value);
+  const attrs = {begin, end, mode, value: valueWords(number, s.dataType)};
   return builder._node('pad', [input], attrs, [{dataType: s.dataType, shape}], label)[0];
 }
 
