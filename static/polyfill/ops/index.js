@@ -9,6 +9,10 @@ import {operators as activations} from './activations.js';
 import {operators as gather} from './gather.js';
 import {operators as movement} from './movement.js';
 import {operators as where} from './where.js';
+import {operators as conv2d} from './conv2d.js';
+import {operators as convTranspose2d} from './conv_transpose2d.js';
+import {operators as pool2d} from './pool2d.js';
+import {operators as resample2d} from './resample2d.js';
 
 export const OPERATORS = Object.freeze({
   ...elementwise,
@@ -18,4 +22,8 @@ export const OPERATORS = Object.freeze({
   ...gather,
   ...movement,
   ...where,
+  ...conv2d,
+  ...convTranspose2d,
+  ...pool2d,
+  ...resample2d,
 });

@@ -1,0 +1,234 @@
+/**
+ * conv2d (spec §conv2d): validation, shape inference and lowering.
+ *
+ * Every input layout ("nchw" | "nhwc") and filter layout ("oihw" | "hwio" | "ohwi" | "ihwo") is
+ * read in place through per-dimension element strides passed as uniforms, so no transpose is ever
+ * emitted. Three kernels, chosen at build time from the shapes:
+ *  - pointwise (1x1 filter, stride 1, dilation 1, no padding, groups 1): a tiled matrix product
+ *    (ops/conv2d_pointwise.js);
+ *  - depthwise (one input and one output channel per group, e.g. groups == channels): one
+ *    invocation per output element;
+ *  - general: one invocation per (batch, row, column, block of 4 output channels of one group),
+ *    so every input element loaded is used for 4 outputs.
+ * Accumulation is in f32 for float32 and float16 (float16 results are rounded when stored).
+ */
+import {typeError} from '../errors.js';
+import {checkDataType, checkRank} from '../shape/common.js';
+import {conv2dShape, dimsOf, layoutStrides} from '../shape/conv.js';
+import {Shader} from '../gpu/wgsl.js';
+import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
+import {tensorLimits, rankRange} from './limits.js';
+import {lowerPointwise} from './conv2d_pointwise.js';
+
+const F = ['float32', 'float16'];
+
+/** Output channels computed per invocation by the general kernel. */
+const BLOCK = 4;
+
+/**
+ * MLGraphBuilder.conv2d(input, filter, options) (spec §conv2d).
+ * @throws {TypeError} invalid operands, data types, ranks, options or an invalid output size
+ */
+function conv2d(builder, label, input, filter, options) {
+  const opts = options ?? {};
+  const x = builder._operand(input, label, 'input');
+  const f = builder._operand(filter, label, 'filter');
+  const b = opts.bias === undefined ? null : builder._operand(opts.bias, label, 'bias');
+  checkDataType(x, F, label, 'input');
+  checkRank(x, 4, label, 'input');
+  checkRank(f, 4, label, 'filter');
+  if (f.dataType !== x.dataType) throw typeError(label, `filter data type ${f.dataType} must match the input's ${x.dataType}`);
+  const {attrs, shape} = conv2dShape(x.shape, f.shape, b ? b.shape : null, opts, label);
+  if (b && b.dataType !== x.dataType) throw typeError(label, `bias data type ${b.dataType} must match the input's ${x.dataType}`);
+  const inputs = b ? [input, filter, opts.bias] : [input, filter];
+  return builder._node('conv2d', inputs, {...attrs, hasBias: Boolean(b)}, [{dataType: x.dataType, shape}], label)[0];
+}
+
+/**
+ * Logical sizes and strides of a conv2d node: input/output as n, c, h, w; filter as o, i, h, w.
+ * @returns {object}
+ */
+export function convGeometry(node) {
+  const {inputLayout, filterLayout} = node.attrs;
+  const [input, filter] = node.inputs;
+  const out = node.outputs[0];
+  return {
+    x: dimsOf(input.shape, inputLayout),
+    f: dimsOf(filter.shape, filterLayout),
+    y: dimsOf(out.shape, inputLayout),
+    xStrides: layoutStrides(input.shape, inputLayout, 'nchw'),
+    fStrides: layoutStrides(filter.shape, filterLayout, 'oihw'),
+    yStrides: layoutStrides(out.shape, inputLayout, 'nchw'),
+  };
+}
+
+/** Declares the uniforms shared by the direct (non-matmul) kernels. */
+function declareWindowUniforms(shader) {
+  return shader.uniform('x_strides', 'u32', 4).uniform('w_strides', 'u32', 4).uniform('y_strides', 'u32', 4)
+    .uniform('in_size', 'u32', 2).uniform('out_size', 'u32', 2).uniform('kernel', 'u32', 2)
+    .uniform('pad', 'u32', 2).uniform('stride', 'u32', 2).uniform('dilation', 'u32', 2);
+}
+
+function windowUniforms(node, g) {
+  const {padding, strides, dilations} = node.attrs;
+  return {
+    x_strides: g.xStrides, w_strides: g.fStrides, y_strides: g.yStrides,
+    in_size: [g.x.h, g.x.w], out_size: [g.y.h, g.y.w], kernel: [g.f.h, g.f.w],
+    pad: [padding[0], padding[2]], stride: strides, dilation: dilations,
+  };
+}
+
+/**
+ * WGSL looping over the filter window of the output columns ow0..ow0+3 of row oh (columns past
+ * the last are clamped to it and their results dropped by the caller). For each tap with at
+ * least one column inside the input, `body` runs with `xc` (vec4<u32> input offsets of the
+ * group's first channel), `ok` (vec4<bool>: the column is inside the input, not in the padding)
+ * and `wt` (filter offset of the tap for channel 0 of the block). Padding reads as 0.
+ */
+function windowLoop(body) {
+  return `
+  let ih0 = i32(oh * u_stride(0u)) - i32(u_pad(0u));
+  let owl = min(vec4<u32>(ow0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(u_out_size(1u) - 1u));
+  let iw0 = vec4<i32>(owl * u_stride(1u)) - vec4<i32>(i32(u_pad(1u)));
+  let wmax = vec4<i32>(i32(u_in_size(1u)) - 1);
+  for (var ky = 0u; ky < u_kernel(0u); ky++) {
+    let iy = ih0 + i32(ky * u_dilation(0u));
+    if (iy < 0 || iy >= i32(u_in_size(0u))) { continue; }
+    let xrow = xbase + u32(iy) * u_x_strides(2u);
+    for (var kx = 0u; kx < u_kernel(1u); kx++) {
+      let ix = iw0 + vec4<i32>(i32(kx * u_dilation(1u)));
+      let ok = (ix >= vec4<i32>(0)) & (ix <= wmax);
+      if (!any(ok)) { continue; }
+      let xc = vec4<u32>(xrow) + vec4<u32>(clamp(ix, vec4<i32>(0), wmax)) * u_x_strides(3u);
+      let wt = wbase + ky * u_w_strides(2u) + kx * u_w_strides(3u);
+${body}
+    }
+  }`;
+}
+
+/** WGSL: the input values at offsets `xc`, 0 where `ok` is false. */
+const LOAD4 = 'select(vec4<f32>(0.0), vec4<f32>(X[xi.x], X[xi.y], X[xi.z], X[xi.w]), ok)';
+
+/**
+ * Depthwise kernel (one input and one output channel per group): one invocation per batch,
+ * channel, row and 4 consecutive output columns.
+ */
+function lowerDepthwise(node, L, g, values) {
+  const dt = node.outputs[0].dataType;
+  const T = wgslType(dt);
+  const shader = declareWindowUniforms(new Shader('conv2d_depthwise').read('X', T).read('W', T));
+  if (node.attrs.hasBias) shader.read('B', T);
+  shader.write('Y', T).fn(storeHelpers(dt)).uniform('channels').uniform('blocks_w');
+  const store = (lane, j) => `  if (ow0 + ${j}u < u_out_size(1u)) { Y[ybase + (ow0 + ${j}u) * u_y_strides(3u)] = ${storeExpr(dt, `acc.${lane}`)}; }`;
+  shader.main(`
+  let ow0 = (gi % u_blocks_w()) * 4u;
+  let t = gi / u_blocks_w();
+  let oh = t % u_out_size(0u);
+  let nc = t / u_out_size(0u);
+  let c = nc % u_channels();
+  let n = nc / u_channels();
+  let xbase = n * u_x_strides(0u) + c * u_x_strides(1u);
+  let wbase = c * u_w_strides(0u);
+  var acc = vec4<f32>(${node.attrs.hasBias ? 'B[c]' : '0.0'});
+${windowLoop(`      let xi = xc;
+      acc += ${LOAD4} * W[wt];`)}
+  let ybase = n * u_y_strides(0u) + c * u_y_strides(1u) + oh * u_y_strides(2u);
+${['x', 'y', 'z', 'w'].map(store).join('\n')}`);
+  const blocksW = Math.ceil(g.y.w / 4);
+  const uniforms = {...windowUniforms(node, g), channels: g.y.c, blocks_w: blocksW};
+  L.step({shader, values, uniforms, threads: g.y.n * g.y.c * g.y.h * blocksW, label: node.label});
+}
+
+/**
+ * General kernel: one invocation per batch, group, block of BLOCK output channels of that group,
+ * row and 4 consecutive output columns; the input-channel loop is innermost and every input
+ * value loaded feeds BLOCK accumulators (acc<j> holds the channels of column j).
+ */
+function lowerGeneral(node, L, g, values) {
+  const dt = node.outputs[0].dataType;
+  const T = wgslType(dt);
+  const {groups, hasBias} = node.attrs;
+  const coutPerGroup = g.f.o / groups;
+  const blocks = Math.ceil(coutPerGroup / BLOCK);
+  const shader = declareWindowUniforms(new Shader('conv2d').read('X', T).read('W', T));
+  if (hasBias) shader.read('B', T);
+  shader.write('Y', T).fn(storeHelpers(dt));
+  shader.uniform('cin_per_group').uniform('cout_per_group').uniform('blocks').uniform('group_blocks').uniform('blocks_w');
+  const column = (j) => `  if (ow0 + ${j}u < u_out_size(1u)) {
+    let yb = ybase + (ow0 + ${j}u) * u_y_strides(3u);
+    let a = acc${j}${hasBias ? ' + bias' : ''};
+${['x', 'y', 'z', 'w'].map((lane, i) => `    if (count > ${i}u) { Y[yb + (oc0 + ${i}u) * u_y_strides(1u)] = ${storeExpr(dt, `a.${lane}`)}; }`).join('\n')}
+  }`;
+  shader.main(`
+  let ow0 = (gi % u_blocks_w()) * 4u;
+  var t = gi / u_blocks_w();
+  let oh = t % u_out_size(0u);
+  t = t / u_out_size(0u);
+  let gb = t % u_group_blocks();
+  let n = t / u_group_blocks();
+  let grp = gb / u_blocks();
+  let oc0 = grp * u_cout_per_group() + (gb % u_blocks()) * ${BLOCK}u;
+  let count = min(${BLOCK}u, (grp + 1u) * u_cout_per_group() - oc0);
+  let lane = vec4<u32>(0u, min(1u, count - 1u), min(2u, count - 1u), min(3u, count - 1u));
+  let wl = lane * u_w_strides(0u);
+  let cin = u_cin_per_group();
+  let xbase = n * u_x_strides(0u) + grp * cin * u_x_strides(1u);
+  let wbase = oc0 * u_w_strides(0u);
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
+${windowLoop(`      var xi = xc;
+      var wi = wt;
+      for (var ic = 0u; ic < cin; ic++) {
+        let xv = ${LOAD4};
+        let wv = vec4<f32>(W[wi + wl.x], W[wi + wl.y], W[wi + wl.z], W[wi + wl.w]);
+        acc0 += xv.x * wv;
+        acc1 += xv.y * wv;
+        acc2 += xv.z * wv;
+        acc3 += xv.w * wv;
+        xi += vec4<u32>(u_x_strides(1u));
+        wi += u_w_strides(1u);
+      }`)}
+${hasBias ? '  let bias = vec4<f32>(B[oc0 + lane.x], B[oc0 + lane.y], B[oc0 + lane.z], B[oc0 + lane.w]);' : ''}
+  let ybase = n * u_y_strides(0u) + oh * u_y_strides(2u);
+${[0, 1, 2, 3].map(column).join('\n')}`);
+  const blocksW = Math.ceil(g.y.w / 4);
+  const uniforms = {
+    ...windowUniforms(node, g),
+    cin_per_group: g.f.i, cout_per_group: coutPerGroup, blocks, group_blocks: groups * blocks, blocks_w: blocksW,
+  };
+  L.step({shader, values, uniforms, threads: g.y.n * groups * blocks * g.y.h * blocksW, label: node.label});
+}
+
+/** Whether the node is a 1x1, stride 1, dilation 1, unpadded, ungrouped convolution. */
+function isPointwise(node, g) {
+  const {padding, strides, dilations, groups} = node.attrs;
+  return groups === 1 && g.f.h === 1 && g.f.w === 1 && padding.every((p) => p === 0) &&
+    strides.every((s) => s === 1) && dilations.every((d) => d === 1);
+}
+
+/** Lowers a conv2d node to one dispatch of the kernel that fits its shapes. */
+function lower(node, L) {
+  const g = convGeometry(node);
+  const values = node.inputs.map((operand) => L.value(operand));
+  values.push(L.result(node));
+  if (isPointwise(node, g)) return lowerPointwise(node, L, g, values);
+  if (g.f.i === 1 && g.f.o === node.attrs.groups) return lowerDepthwise(node, L, g, values);
+  return lowerGeneral(node, L, g, values);
+}
+
+/** MLConv2dSupportLimits. */
+function limits() {
+  return {
+    input: tensorLimits(F, rankRange(4, 4)),
+    filter: tensorLimits(F, rankRange(4, 4)),
+    bias: tensorLimits(F, rankRange(1, 1)),
+    output: tensorLimits(F, rankRange(4, 4)),
+  };
+}
+
+/** Operator table entries (see ops/index.js). */
+export const operators = {
+  conv2d: {optionsIndex: 2, method: conv2d, lower, limits},
+};
