@@ -5,6 +5,12 @@
  * Everything here uses only +, -, *, / (corrected where it matters), floor/round/trunc and bit
  * operations; NaN and Inf are detected from the bits (WGSL lets compilers assume `x != x` false).
  *
+ * Compilers may also rewrite float algebra as if it were exact: SwiftShader folds (1 + u) - 1 to
+ * u and inf * 0 to 0. Every error-free transformation (two-sum, Cody-Waite reduction, residuals)
+ * therefore passes its rounded intermediate through `opaque_f`, a no-op the optimiser cannot see
+ * through (an OR with a zero derived from the `total` uniform every Shader declares). NaN/Inf
+ * constants come from a `var` because a const-expression bitcast to them is a WGSL error.
+ *
  * Accuracy (measured against float64 over the tests' sweeps, tests/test_ops_elementwise.py):
  * div_f/sqrt_f ~0.5 ULP (one exact-residual correction), exp_f ~1 ULP, log_f ~1 ULP,
  * expm1_f/log1p_f ~3 ULP, pow_f ~2 ULP (log in double-f32), sin/cos abs < 1e-7 for |x| < 6e3,
@@ -30,6 +36,14 @@ export const MATH = {
   is_nan_f: {code: 'fn is_nan_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }'},
   is_inf_f: {code: 'fn is_inf_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }'},
   is_finite_f: {code: 'fn is_finite_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }'},
+  // x, hidden from algebraic simplification (u_total() < 2^31, so the OR adds nothing)
+  opaque_f: {code: 'fn opaque_f(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | (u_total() >> 31u)); }'},
+  // error of the sum s = fl(a + b): a + b = s + two_sum_err(a, b, s) exactly (Knuth)
+  two_sum_err: {deps: ['opaque_f'], code: `fn two_sum_err(a: f32, b: f32, s0: f32) -> f32 {
+  let s = opaque_f(s0);
+  let bb = opaque_f(s - a);
+  return (a - (s - bb)) + (b - bb);
+}`},
   nan_f: {code: 'fn nan_f() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }'},
   inf_f: {code: 'fn inf_f() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }'},
   // error of the product p = fl(a*b): a*b = p + two_prod_err(a, b, p) exactly (Dekker; the
@@ -42,6 +56,13 @@ export const MATH = {
   let bl = b - bh;
   return ((ah * bh - p) + ah * bl + al * bh) + al * bl;
 }`},
+  // a * b + c with ~0.5 ULP error (exact product and sum errors added back once)
+  mul_add_f: {deps: ['two_prod_err', 'two_sum_err', 'opaque_f'], code: `fn mul_add_f(a: f32, b: f32, c: f32) -> f32 {
+  let p = opaque_f(a * b);
+  let s = opaque_f(p + c);
+  if ((bitcast<u32>(s) & 0x7fffffffu) >= 0x7f800000u || (bitcast<u32>(p) & 0x7fffffffu) >= 0x7e800000u) { return s; }
+  return s + (two_sum_err(p, c, s) + two_prod_err(a, b, p));
+}`},
   // x * 2^k for k in [-252, 254] with a single rounding
   ldexp_f: {code: `fn ldexp_f(x: f32, k: i32) -> f32 {
   if (k > 127) { return x * bitcast<f32>(u32(min(k - 127, 127) + 127) << 23u) * 1.70141183e38; }
@@ -49,11 +70,11 @@ export const MATH = {
   return x * bitcast<f32>(u32(k + 127) << 23u);
 }`},
   // a / b with one exact-residual correction (~0.5 ULP); huge divisors are scaled down first
-  div_f: {deps: ['two_prod_err', 'is_finite_f'], code: `fn div_f(a0: f32, b0: f32) -> f32 {
+  div_f: {deps: ['two_prod_err', 'is_finite_f', 'opaque_f'], code: `fn div_f(a0: f32, b0: f32) -> f32 {
   var a = a0;
   var b = b0;
   if (abs(b) > 8.50705917e37 && is_finite_f(b)) { a = a * 0.25; b = b * 0.25; }
-  let q = a / b;
+  let q = opaque_f(a / b);
   let aa = abs(a);
   let ab = abs(b);
   if (!is_finite_f(q) || q == 0.0 || aa > 8.50705917e37 || aa < 7.88860905e-31 || ab < 7.88860905e-31 || abs(q) < 7.88860905e-31) { return q; }
@@ -61,20 +82,20 @@ export const MATH = {
   let r = (a - p) - two_prod_err(q, b, p);
   return q + r / b;
 }`},
-  sqrt_f: {deps: ['two_prod_err'], code: `fn sqrt_f(x: f32) -> f32 {
-  let s = sqrt(x);
+  sqrt_f: {deps: ['two_prod_err', 'opaque_f'], code: `fn sqrt_f(x: f32) -> f32 {
+  let s = opaque_f(sqrt(x));
   if (!(x > 7.88860905e-31 && x < 8.50705917e37)) { return s; }
   let p = s * s;
   let r = (x - p) - two_prod_err(s, s, p);
   return s + r / (2.0 * s);
 }`},
   // exp(hi + lo), |lo| << |hi|; Cody-Waite reduction by ln2 (hi part exact times k), Taylor degree 7
-  exp_ff: {deps: ['is_nan_f', 'inf_f', 'ldexp_f'], code: `fn exp_ff(hi: f32, lo: f32) -> f32 {
+  exp_ff: {deps: ['is_nan_f', 'inf_f', 'ldexp_f', 'opaque_f'], code: `fn exp_ff(hi: f32, lo: f32) -> f32 {
   if (is_nan_f(hi)) { return hi; }
   if (hi > 88.7228394) { return inf_f(); }
   if (hi < -103.972084) { return 0.0; }
   let k = round(hi * 1.44269502);
-  let r = ((hi - k * 0.693145752) - k * 1.42860677e-6) + lo;
+  let r = (opaque_f(hi - k * 0.693145752) - k * 1.42860677e-6) + lo;
   let p = 1.0 + r * (1.0 + r * (${INV_FACT[2]} + r * (${INV_FACT[3]} + r * (${INV_FACT[4]} + r * (${INV_FACT[5]} + r * (${INV_FACT[6]} + r * ${INV_FACT[7]}))))));
   return ldexp_f(p, i32(k));
 }`},
@@ -85,8 +106,16 @@ export const MATH = {
   }
   return exp_f(x) - 1.0;
 }`},
-  // log(x): x = m * 2^e, m in [sqrt(1/2), sqrt(2)); log(1+f) = f - (hfsq - s*(hfsq + R)), s = f/(2+f)
-  log_f: {deps: ['is_nan_f', 'nan_f', 'inf_f'], code: `fn log_f(x: f32) -> f32 {
+  // log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1] (fdlibm): f - (hfsq - s*(hfsq + R)), s = f/(2+f)
+  log1p_core_f: {code: `fn log1p_core_f(fm: f32) -> f32 {
+  let s = fm / (2.0 + fm);
+  let z = s * s;
+  let R = z * (${f(2 / 3)} + z * (${f(2 / 5)} + z * (${f(2 / 7)} + z * (${f(2 / 9)} + z * ${f(2 / 11)}))));
+  let hfsq = 0.5 * fm * fm;
+  return fm - (hfsq - s * (hfsq + R));
+}`},
+  // log(x): x = m * 2^e, m in [sqrt(1/2), sqrt(2)), log(m) by log1p_core_f(m - 1) (m - 1 exact)
+  log_f: {deps: ['is_nan_f', 'nan_f', 'inf_f', 'log1p_core_f'], code: `fn log_f(x: f32) -> f32 {
   if (is_nan_f(x)) { return x; }
   if (x < 0.0) { return nan_f(); }
   if (x == 0.0) { return -inf_f(); }
@@ -97,24 +126,16 @@ export const MATH = {
   e = e + i32(b >> 23u) - 127;
   var m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
   if (m > 1.41421354) { m = m * 0.5; e = e + 1; }
-  let fm = m - 1.0;
-  let s = fm / (2.0 + fm);
-  let z = s * s;
-  let R = z * (${f(2 / 3)} + z * (${f(2 / 5)} + z * (${f(2 / 7)} + z * (${f(2 / 9)} + z * ${f(2 / 11)}))));
-  let hfsq = 0.5 * fm * fm;
-  let lm = fm - (hfsq - s * (hfsq + R));
   let fe = f32(e);
-  return fe * 0.693145752 + (fe * 1.42860677e-6 + lm);
+  return fe * 0.693145752 + (fe * 1.42860677e-6 + log1p_core_f(m - 1.0));
 }`},
-  log1p_f: {deps: ['log_f'], code: `fn log1p_f(u: f32) -> f32 {
-  let w = 1.0 + u;
-  let d = w - 1.0;
-  if (d == 0.0) { return u; }
-  if (w > 16777216.0) { return log_f(u); }
-  return log_f(w) * (u / d);
+  // log(1 + u) for u > -1: the core directly where 1 + u would round
+  log1p_f: {deps: ['log_f', 'log1p_core_f'], code: `fn log1p_f(u: f32) -> f32 {
+  if (u > -0.292893231 && u < 0.414213538) { return log1p_core_f(u); }
+  return log_f(1.0 + u);
 }`},
   // pow(a, b) for a > 0 finite, b finite: exp(b * log(a)) with log(a) in double-f32 precision
-  pow_pos_f: {deps: ['two_prod_err', 'exp_ff', 'inf_f'], code: `fn pow_pos_f(a: f32, b: f32) -> f32 {
+  pow_pos_f: {deps: ['two_prod_err', 'exp_ff', 'inf_f', 'opaque_f'], code: `fn pow_pos_f(a: f32, b: f32) -> f32 {
   var bits = bitcast<u32>(a);
   var e = 0;
   if (bits < 0x00800000u) { bits = bitcast<u32>(a * 16777216.0); e = -24; }
@@ -123,10 +144,10 @@ export const MATH = {
   if (m > 1.41421354) { m = m * 0.5; e = e + 1; }
   let fm = m - 1.0;
   // s = fm / (2 + fm) as sh + sl
-  let dh = 2.0 + fm;
+  let dh = opaque_f(2.0 + fm);
   let dl = (2.0 - dh) + fm;
-  let sh = fm / dh;
-  let p = sh * dh;
+  let sh = opaque_f(fm / dh);
+  let p = opaque_f(sh * dh);
   let sl = (((fm - p) - two_prod_err(sh, dh, p)) - sh * dl) / dh;
   let z = sh * sh;
   let t = sh * z * (${f(2 / 3)} + z * (${f(2 / 5)} + z * (${f(2 / 7)} + z * (${f(2 / 9)} + z * (${f(2 / 11)} + z * ${f(2 / 13)})))));
@@ -135,12 +156,13 @@ export const MATH = {
   let l2 = 2.0 * sl + t;
   let fe = f32(e);
   let eh = fe * 0.693145752;
-  let h = eh + l1;
+  let h = opaque_f(eh + l1);
   let herr = select((l1 - (h - eh)), (eh - (h - l1)), abs(l1) > abs(eh));
-  let lh = h + (herr + l2 + fe * 1.42860677e-6);
-  let ll = (h - lh) + (herr + l2 + fe * 1.42860677e-6);
+  let c = herr + l2 + fe * 1.42860677e-6;
+  let lh = opaque_f(h + c);
+  let ll = (h - lh) + c;
   // y = b * log(a) as yh + yl
-  let yh = b * lh;
+  let yh = opaque_f(b * lh);
   if (yh > 88.8) { return inf_f(); }
   if (yh < -104.0) { return 0.0; }
   let yl = two_prod_err(b, lh, yh) + b * ll;
@@ -168,12 +190,12 @@ export const MATH = {
   return select(m, -m, neg && odd);
 }`},
   // (sin x, cos x): Cody-Waite reduction by pi/4 in three parts (exact for |x| < ~6400), Taylor on [-pi/4, pi/4]
-  sincos_f: {deps: ['is_finite_f', 'nan_f'], code: `fn sincos_f(x: f32) -> vec2<f32> {
+  sincos_f: {deps: ['is_finite_f', 'nan_f', 'opaque_f'], code: `fn sincos_f(x: f32) -> vec2<f32> {
   if (!is_finite_f(x)) { return vec2<f32>(nan_f(), nan_f()); }
   let ax = abs(x);
   var j = floor(ax * 1.27323954);
   j = j + (j - 2.0 * floor(j * 0.5));
-  let y = ((ax - j * 0.78515625) - j * 2.41875648e-4) - j * 3.77489506e-8;
+  let y = opaque_f(opaque_f(ax - j * 0.78515625) - j * 2.41875648e-4) - j * 3.77489506e-8;
   let z = y * y;
   let s = y + y * z * (${f(-1 / 6)} + z * (${f(1 / 120)} + z * (${f(-1 / 5040)} + z * ${f(1 / 362880)})));
   let c = 1.0 - 0.5 * z + z * z * (${f(1 / 24)} + z * (${f(-1 / 720)} + z * (${f(1 / 40320)} + z * ${f(-1 / 3628800)})));
@@ -232,6 +254,8 @@ export const MATH = {
   let ec = erfcx_f(abs(x) * ${f(Math.SQRT1_2)}) * exp_neg_sq_f(x, 0.5);
   return select(0.5 * x * ec, x - 0.5 * x * ec, x > 0.0);
 }`},
+  // clamp(x, lo, hi) keeping NaN (WGSL's clamp/min/max leave NaN unspecified)
+  clamp_nan_f: {code: 'fn clamp_nan_f(x: f32, lo: f32, hi: f32) -> f32 { return select(select(x, lo, x < lo), hi, x > hi); }'},
   round_even_f: {deps: [], code: `fn round_even_f(x: f32) -> f32 {
   let ax = abs(x);
   if (!(ax < 8388608.0)) { return x; }

@@ -3,8 +3,8 @@
  * §linear, §prelu, §relu, §sigmoid, §softplus, §softsign, §tanh): a table of WGSL expressions
  * per kind of data type over the generic element-wise kernel (elementwise_kernel.js).
  *
- * Options typed `double` in the spec (alpha, beta) must be finite numbers (WebIDL); they and the
- * MLNumber options of clamp are cast to the input's data type (spec "cast") before use, so a
+ * Options are converted as WebIDL does: `double` (alpha, beta) by ToNumber and must be finite;
+ * MLNumber (clamp's minValue, maxValue) stays a BigInt or is ToNumber'd. They are then cast to the input's data type (spec "cast") before use, so a
  * float16 graph computes with float16 parameters and an int64 clamp with exact bigints.
  * NaN inputs propagate through every float activation.
  */
@@ -29,14 +29,14 @@ export const ACTIVATIONS = {
   elu: {types: F, options: {alpha: 1}, f: 'select(x, p_alpha() * expm1_f(x), x < 0.0)'},
   gelu: {types: F, f: 'gelu_f(x)'},
   hardSigmoid: {types: F, options: {alpha: 0.2, beta: 0.5},
-    f: 'select(select(p_alpha() * x + p_beta(), 1.0, p_alpha() * x + p_beta() > 1.0), 0.0, p_alpha() * x + p_beta() < 0.0)'},
-  hardSwish: {types: F, f: 'div_f(x * select(select(x + 3.0, 6.0, x + 3.0 > 6.0), 0.0, x + 3.0 < 0.0), 6.0)'},
+    f: 'clamp_nan_f(mul_add_f(p_alpha(), x, p_beta()), 0.0, 1.0)'},
+  hardSwish: {types: F, f: 'div_f(x * clamp_nan_f(x + 3.0, 0.0, 6.0), 6.0)'},
   leakyRelu: {types: F, options: {alpha: 0.01}, f: 'select(x, p_alpha() * x, x < 0.0)'},
-  linear: {types: F, options: {alpha: 1, beta: 0}, f: 'p_alpha() * x + p_beta()'},
+  linear: {types: F, options: {alpha: 1, beta: 0}, f: 'mul_add_f(p_alpha(), x, p_beta())'},
   softplus: {types: F, f: 'select(x, 0.0, x < 0.0) + log1p_f(exp_f(-abs(x)))'},
   softsign: {types: F, f: 'div_f(x, 1.0 + abs(x))'},
   clamp: {types: ALL_TYPES, clamp: true,
-    f: 'select(select(x, p_minValue(), x < p_minValue()), p_maxValue(), x > p_maxValue())',
+    f: 'clamp_nan_f(x, p_minValue(), p_maxValue())',
     i: 'clamp(x, p_minValue(), p_maxValue())', u: 'clamp(x, p_minValue(), p_maxValue())',
     i64: 'i64_min(i64_max(x, p_minValue()), p_maxValue())', u64: 'u64_min(u64_max(x, p_minValue()), p_maxValue())'},
 };
@@ -44,32 +44,39 @@ export const ACTIVATIONS = {
 /** prelu(input, slope): `a` is the input, `b` the slope. */
 const PRELU = {types: SIGNED, f: 'select(a, b * a, a < 0.0)', i: 'select(a, a * b, a < 0)', i64: 'select(a, i64_mul(a, b), i64_is_neg(a))'};
 
-function isMLNumber(v) {
-  return typeof v === 'number' || typeof v === 'bigint';
+/** WebIDL `double`: ToNumber (a BigInt or Symbol throws), then it must be finite. */
+function toDouble(value, label, what) {
+  if (typeof value === 'bigint' || typeof value === 'symbol') throw typeError(label, `${what} must be a number`);
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw typeError(label, `${what} must be a finite number, got ${String(value)}`);
+  return n;
+}
+
+/** WebIDL `(bigint or unrestricted double)` (MLNumber): a BigInt stays one, anything else ToNumber. */
+function toMLNumber(value, label, what) {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'symbol') throw typeError(label, `${what} must be an MLNumber`);
+  return Number(value);
 }
 
 /** Spec clamp steps: minValue/maxValue cast to the input type; min > max is a TypeError. */
 function clampAttrs(options, dataType, label) {
-  const {minValue = -Infinity, maxValue = Infinity} = options;
-  if (!isMLNumber(minValue)) throw typeError(label, 'minValue must be a number or bigint (MLNumber)');
-  if (!isMLNumber(maxValue)) throw typeError(label, 'maxValue must be a number or bigint (MLNumber)');
-  const lo = castNumber(minValue, dataType);
-  const hi = castNumber(maxValue, dataType);
+  const lo = castNumber(toMLNumber(options.minValue ?? -Infinity, label, 'minValue'), dataType);
+  const hi = castNumber(toMLNumber(options.maxValue ?? Infinity, label, 'maxValue'), dataType);
   if (lo > hi) throw typeError(label, `minValue ${lo} is greater than maxValue ${hi}`);
   return {minValue: lo, maxValue: hi};
 }
 
 function activationMethod(name, def) {
-  return function method(builder, label, input, options = {}) {
+  return function method(builder, label, input, options) {
     const s = builder._operand(input, label);
     checkDataType(s, def.types, label);
-    if (options === null || typeof options !== 'object') throw typeError(label, 'options must be a dictionary');
+    options = options ?? {};
+    if (typeof options !== 'object' && typeof options !== 'function') throw typeError(label, 'options must be a dictionary');
     let attrs = {};
     if (def.clamp) attrs = clampAttrs(options, s.dataType, label);
     for (const [key, fallback] of Object.entries(def.options ?? {})) {
-      const v = options[key] ?? fallback;
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw typeError(label, `${key} must be a finite number`);
-      attrs[key] = castNumber(v, s.dataType);
+      attrs[key] = castNumber(toDouble(options[key] ?? fallback, label, key), s.dataType);
     }
     return builder._node(name, [input], attrs, [{dataType: s.dataType, shape: s.shape.slice()}], label)[0];
   };

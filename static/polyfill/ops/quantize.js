@@ -8,8 +8,7 @@
  *     (64-bit) and rounded once to f32, then multiplied (one more rounding; exact for 8-bit
  *     inputs with |difference| * scale representable).
  *   quantizeLinear: output = saturate(roundEven(input / scale) + zeroPoint) to the output type.
- *     input / scale is correctly rounded and a tie created by that rounding is settled from the
- *     exact residual, so the result equals the float64 reference's roundEven.
+ *     The rounding is exact (see quantize_i64), so the result equals the float64 reference's.
  */
 import {typeError} from '../errors.js';
 import {elementCount} from '../dtypes.js';
@@ -31,17 +30,31 @@ const RANGES = {
   uint32: ['vec2<u32>(0u, 0u)', 'vec2<u32>(0xffffffffu, 0u)'],
 };
 
-const QUANTIZE_ROUND = `fn quantize_round(x: f32, s: f32) -> f32 {
+/**
+ * roundEven(x / s) as an int64, exactly: x / s is correctly rounded (div_f); below 2^23 a tie
+ * that rounding produced is settled from the exact residual x - (k + 1/2) s; from 2^24 on, where
+ * the f32 quotient is an even integer, the residual's rounded quotient is added back (exact ties
+ * cannot occur there: x would need 25 significant bits). Saturates at ±2^40; NaN gives 0.
+ */
+const QUANTIZE_ROUND = `fn quantize_i64(x: f32, s: f32) -> vec2<u32> {
   let t = div_f(x, s);
+  if (is_nan_f(t)) { return vec2<u32>(0u, 0u); }
+  let at = abs(t);
+  if (at >= 1099511627776.0) { return f32_to_i64(clamp(t, -1099511627776.0, 1099511627776.0)); }
+  if (at >= 16777216.0) {
+    let p = opaque_f(t * s);
+    let r = (x - p) - two_prod_err(t, s, p);
+    return i64_add(f32_to_i64(t), f32_to_i64(round_even_f(div_f(r, s))));
+  }
   var q = round_even_f(t);
   let fl = floor(t);
-  if (abs(t) < 4194304.0 && t - fl == 0.5) {
+  if (t - fl == 0.5) {
     let m = fl + 0.5;
-    let p = m * s;
+    let p = opaque_f(m * s);
     let r = (x - p) - two_prod_err(m, s, p);
     if (r != 0.0) { q = select(fl, fl + 1.0, (r > 0.0) == (s > 0.0)); }
   }
-  return clamp(q, -1099511627776.0, 1099511627776.0);
+  return f32_to_i64(q);
 }`;
 
 /** Spec steps shared by both operators (ranks, equal shapes, blockwise broadcastable). */
@@ -81,7 +94,7 @@ function elementExpr(op, inType, zpType) {
   const wide = (v, t) => (kindOf(t) === 'i' ? `i64_from_i32(${v})` : `u64_from_u32(${v})`);
   if (op === 'dequantizeLinear') return `i64_to_f32(i64_sub(${wide('x', inType)}, ${wide('z', inType)})) * s`;
   const [lo, hi] = RANGES[zpType];
-  const sum = `i64_min(i64_max(i64_add(f32_to_i64(quantize_round(x, s)), ${wide('z', zpType)}), ${lo}), ${hi})`;
+  const sum = `i64_min(i64_max(i64_add(quantize_i64(x, s), ${wide('z', zpType)}), ${lo}), ${hi})`;
   return kindOf(zpType) === 'i' ? `bitcast<i32>(${sum}.x)` : `${sum}.x`;
 }
 
