@@ -13,6 +13,8 @@ import {operators as conv2d} from './conv2d.js';
 import {operators as convTranspose2d} from './conv_transpose2d.js';
 import {operators as pool2d} from './pool2d.js';
 import {operators as resample2d} from './resample2d.js';
+import {operators as gemm} from './gemm.js';
+import {operators as softmax} from './softmax.js';
 
 export const OPERATORS = Object.freeze({
   ...elementwise,
@@ -26,4 +28,6 @@ export const OPERATORS = Object.freeze({
   ...convTranspose2d,
   ...pool2d,
   ...resample2d,
+  ...gemm,
+  ...softmax,
 });

@@ -1,0 +1,107 @@
+/**
+ * Matrix products (spec §gemm, §matmul). Validation and shape inference in shape/matmul.js, the
+ * kernels in matmul_kernels.js: transposition and broadcasting are expressed as strides, so
+ * neither operator copies its inputs.
+ */
+import {typeError} from '../errors.js';
+import {broadcastStrides} from '../shape/common.js';
+import {MATMUL_TYPES, gemmShape, matmulShape} from '../shape/matmul.js';
+import {matmulStep} from './matmul_kernels.js';
+import {rankRange, tensorLimits} from './limits.js';
+
+/**
+ * Spec gemm(a, b, options): alpha * A' x B' + beta * C. MLGemmOptions {c, alpha = 1, beta = 1,
+ * aTranspose = false, bTranspose = false}.
+ * @throws {TypeError} see gemmShape
+ */
+function gemm(builder, label, a, b, options = {}) {
+  if (options !== null && typeof options !== 'object') throw typeError(label, 'options must be an MLGemmOptions dictionary');
+  const opts = options ?? {};
+  const sa = builder._operand(a, label, 'a');
+  const sb = builder._operand(b, label, 'b');
+  const sc = opts.c !== undefined ? builder._operand(opts.c, label, 'c') : null;
+  const g = gemmShape(sa, sb, sc, opts, label);
+  const inputs = sc ? [a, b, opts.c] : [a, b];
+  const attrs = {alpha: g.alpha, beta: g.beta, aTranspose: g.aTranspose, bTranspose: g.bTranspose};
+  return builder._node('gemm', inputs, attrs, [{dataType: sa.dataType, shape: g.shape}], label)[0];
+}
+
+function lowerGemm(node, L) {
+  const [a, b, c] = node.inputs;
+  const {alpha, beta, aTranspose, bTranspose} = node.attrs;
+  const [M, N] = node.outputs[0].shape;
+  const K = aTranspose ? a.shape[0] : a.shape[1];
+  matmulStep(L, {
+    label: node.label,
+    dataType: node.outputs[0].dataType,
+    a: L.value(a),
+    b: L.value(b),
+    c: c ? L.value(c) : undefined,
+    y: L.result(node),
+    M, N, K,
+    aStrides: aTranspose ? [1, M] : [K, 1],
+    bStrides: bTranspose ? [1, K] : [N, 1],
+    cStrides: c ? broadcastStrides(c.shape, [M, N]) : undefined,
+    alpha,
+    beta,
+  });
+}
+
+/**
+ * Spec matmul(a, b, options): batched matrix product, batch dimensions broadcast.
+ * @throws {TypeError} see matmulShape
+ */
+function matmul(builder, label, a, b) {
+  const sa = builder._operand(a, label, 'a');
+  const sb = builder._operand(b, label, 'b');
+  const m = matmulShape(sa, sb, label);
+  return builder._node('matmul', [a, b], {}, [{dataType: sa.dataType, shape: m.shape}], label)[0];
+}
+
+function lowerMatmul(node, L) {
+  const [a, b] = node.inputs;
+  const shape = node.outputs[0].shape;
+  const rank = shape.length;
+  const [M, N] = shape.slice(rank - 2);
+  const K = a.shape[a.shape.length - 1];
+  const batchShape = shape.slice(0, rank - 2);
+  const batchStrides = (x, matrix) => broadcastStrides(x.shape.slice(0, x.shape.length - 2), batchShape).map((s) => s * matrix);
+  matmulStep(L, {
+    label: node.label,
+    dataType: node.outputs[0].dataType,
+    a: L.value(a),
+    b: L.value(b),
+    y: L.result(node),
+    M, N, K,
+    aStrides: [K, 1],
+    bStrides: [N, 1],
+    batchShape,
+    aBatchStrides: batchStrides(a, M * K),
+    bBatchStrides: batchStrides(b, K * N),
+  });
+}
+
+/** Operator table entries (see ops/index.js). */
+export const operators = {
+  gemm: {
+    optionsIndex: 2,
+    method: gemm,
+    lower: lowerGemm,
+    limits: () => ({
+      a: tensorLimits(MATMUL_TYPES, rankRange(2, 2)),
+      b: tensorLimits(MATMUL_TYPES, rankRange(2, 2)),
+      c: tensorLimits(MATMUL_TYPES, rankRange(0, 2)),
+      output: tensorLimits(MATMUL_TYPES, rankRange(2, 2)),
+    }),
+  },
+  matmul: {
+    optionsIndex: 2,
+    method: matmul,
+    lower: lowerMatmul,
+    limits: () => ({
+      a: tensorLimits(MATMUL_TYPES, rankRange(2)),
+      b: tensorLimits(MATMUL_TYPES, rankRange(2)),
+      output: tensorLimits(MATMUL_TYPES, rankRange(2)),
+    }),
+  },
+};

@@ -1,0 +1,75 @@
+/**
+ * Shape inference and validation for softmax, the reductions, argMin/argMax, cumulativeSum and
+ * the normalizations (spec §reduction operations, "calculate reduction output sizes"). Pure
+ * functions, no GPU; every failure is a TypeError prefixed with the operator's label.
+ */
+import {typeError} from '../errors.js';
+
+/**
+ * WebIDL `[EnforceRange] unsigned long`: a finite number, truncated, in [0, 2^32 - 1].
+ * @returns {number}
+ * @throws {TypeError}
+ */
+export function enforceUnsigned(value, label, what) {
+  if (typeof value === 'bigint' || typeof value === 'symbol') throw typeError(label, `${what} must be a number`);
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw typeError(label, `${what} must be a finite number, got ${String(value)}`);
+  const t = Math.trunc(n);
+  if (t < 0 || t > 0xffffffff) throw typeError(label, `${what} ${t} is out of the range of unsigned long`);
+  return t;
+}
+
+/**
+ * An axis argument: `[EnforceRange] unsigned long` below `rank`.
+ * @throws {TypeError}
+ */
+export function checkAxis(value, rank, label, what = 'axis') {
+  const axis = enforceUnsigned(value, label, what);
+  if (axis >= rank) throw typeError(label, `${what} ${axis} is out of range for rank ${rank}`);
+  return axis;
+}
+
+/**
+ * A `sequence<[EnforceRange] unsigned long>` of distinct axes below `rank`.
+ * @returns {number[]}
+ * @throws {TypeError}
+ */
+export function checkAxesList(value, rank, label, what = 'axes') {
+  if (value === null || typeof value !== 'object' || typeof value[Symbol.iterator] !== 'function') {
+    throw typeError(label, `${what} must be a sequence of unsigned integers`);
+  }
+  const axes = [...value].map((a) => enforceUnsigned(a, label, what));
+  const seen = new Set();
+  for (const a of axes) {
+    if (a >= rank) throw typeError(label, `${what} value ${a} is out of range for rank ${rank}`);
+    if (seen.has(a)) throw typeError(label, `${what} contains ${a} twice`);
+    seen.add(a);
+  }
+  return axes;
+}
+
+/**
+ * Spec "calculate reduction output sizes".
+ * @param {number[]} shape input shape
+ * @param {number[]|undefined} axes undefined = all axes
+ * @param {boolean} keepDimensions
+ * @returns {{axes: number[], shape: number[]}} the validated axes and the output shape
+ * @throws {TypeError} duplicate or out-of-range axes
+ */
+export function reductionShape(shape, axes, keepDimensions, label) {
+  const rank = shape.length;
+  const list = axes === undefined ? shape.map((_, i) => i) : checkAxesList(axes, rank, label);
+  const set = new Set(list);
+  const out = keepDimensions ? shape.map((d, i) => (set.has(i) ? 1 : d)) : shape.filter((_, i) => !set.has(i));
+  return {axes: list, shape: out};
+}
+
+/**
+ * A dictionary argument: undefined/null become {}, anything else must be an object.
+ * @throws {TypeError}
+ */
+export function optionsDict(options, label) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object') throw typeError(label, 'options must be a dictionary');
+  return options;
+}
