@@ -28,7 +28,7 @@ fn f32_to_f16_bits(v: f32) -> u32 {
   let b = bitcast<u32>(f16_round(v));
   let sign = (b >> 16u) & 0x8000u;
   let a = b & 0x7fffffffu;
-  if (a > 0x7f800000u) { return sign | 0x7e00u | ((a >> 13u) & 0x3ffu); }
+  if (a > 0x7f800000u) { return sign | 0x7c00u | max((a >> 13u) & 0x3ffu, 0x200u * u32((a & 0x7fe000u) == 0u)); }
   if (a >= 0x47800000u) { return sign | 0x7c00u; }
   if (a < 0x38800000u) { return sign | u32(bitcast<f32>(a) * 16777216.0); }
   return sign | (((a >> 23u) - 112u) << 10u) | ((a >> 13u) & 0x3ffu);
