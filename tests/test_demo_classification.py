@@ -67,14 +67,11 @@ def _check_preprocessing(page, manifest: dict) -> None:
 
 
 def _open_demo(page, manifest: dict) -> None:
-    """Open the demo, check its preprocessing, and wait until the model is built (or xfail while
-    operators are missing)."""
+    """Open the demo, check its preprocessing, and wait until the model is built."""
     page.goto(PAGE)
     page.wait_for_function("() => window.demoStatus && window.demoStatus.state !== 'loading'")
     _check_preprocessing(page, manifest)
     status = page.evaluate("() => window.demoStatus")
-    if status["state"] == "error" and "lacks the operator" in status["error"]:
-        pytest.xfail(status["error"])  # until every operator of the model has landed
     assert status == {"state": "ready"}, status
     assert page.locator("#error").is_hidden()
 
