@@ -123,6 +123,7 @@ def _check_run(page, run: dict, manifest: dict, source: str, photo: Path | None 
 
 
 def test_classification_demo(webnn_page, manifest):
+    """Coffee on load, Chelsea by button, an upload, a bad upload and the webcam, in one page load."""
     page = webnn_page
     _open_demo(page, manifest)
 
