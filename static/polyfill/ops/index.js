@@ -15,6 +15,9 @@ import {operators as pool2d} from './pool2d.js';
 import {operators as resample2d} from './resample2d.js';
 import {operators as gemm} from './gemm.js';
 import {operators as softmax} from './softmax.js';
+import {operators as reduce} from './reduce.js';
+import {operators as argminmax} from './argminmax.js';
+import {operators as cumulativeSum} from './cumulative_sum.js';
 
 export const OPERATORS = Object.freeze({
   ...elementwise,
@@ -30,4 +33,7 @@ export const OPERATORS = Object.freeze({
   ...resample2d,
   ...gemm,
   ...softmax,
+  ...reduce,
+  ...argminmax,
+  ...cumulativeSum,
 });
