@@ -134,8 +134,9 @@ export const MATH = {
   if (u > -0.292893231 && u < 0.414213538) { return log1p_core_f(u); }
   return log_f(1.0 + u);
 }`},
-  // pow(a, b) for a > 0 finite, b finite: exp(b * log(a)) with log(a) in double-f32 precision
-  pow_pos_f: {deps: ['two_prod_err', 'exp_ff', 'inf_f', 'opaque_f'], code: `fn pow_pos_f(a: f32, b: f32) -> f32 {
+  // log(a) = hi + lo (double-f32, ~2^-30 relative) for a > 0 finite: s = fm / (2 + fm) carried
+  // as sh + sl, log(m) = 2 s + 2 s^3 / 3 + ..., plus e * ln2 with its high part exact
+  log_ff: {deps: ['two_prod_err', 'opaque_f'], code: `fn log_ff(a: f32) -> vec2<f32> {
   var bits = bitcast<u32>(a);
   var e = 0;
   if (bits < 0x00800000u) { bits = bitcast<u32>(a * 16777216.0); e = -24; }
@@ -143,7 +144,6 @@ export const MATH = {
   var m = bitcast<f32>((bits & 0x007fffffu) | 0x3f800000u);
   if (m > 1.41421354) { m = m * 0.5; e = e + 1; }
   let fm = m - 1.0;
-  // s = fm / (2 + fm) as sh + sl
   let dh = opaque_f(2.0 + fm);
   let dl = (2.0 - dh) + fm;
   let sh = opaque_f(fm / dh);
@@ -151,7 +151,6 @@ export const MATH = {
   let sl = (((fm - p) - two_prod_err(sh, dh, p)) - sh * dl) / dh;
   let z = sh * sh;
   let t = sh * z * (${f(2 / 3)} + z * (${f(2 / 5)} + z * (${f(2 / 7)} + z * (${f(2 / 9)} + z * (${f(2 / 11)} + z * ${f(2 / 13)})))));
-  // log(m) = 2 sh + (2 sl + t); plus e * ln2 (hi part exact)
   let l1 = 2.0 * sh;
   let l2 = 2.0 * sl + t;
   let fe = f32(e);
@@ -160,12 +159,35 @@ export const MATH = {
   let herr = select((l1 - (h - eh)), (eh - (h - l1)), abs(l1) > abs(eh));
   let c = herr + l2 + fe * 1.42860677e-6;
   let lh = opaque_f(h + c);
-  let ll = (h - lh) + c;
-  // y = b * log(a) as yh + yl
-  let yh = opaque_f(b * lh);
+  return vec2<f32>(lh, (h - lh) + c);
+}`},
+  // hi + lo as one f32 whose binary16 rounding is that of the exact sum: when the f32 sum lands
+  // exactly on a binary16 tie, it moves one f32 ULP toward the residual so the tie is decided by it
+  f16_sticky_f: {deps: ['opaque_f'], code: `fn f16_sticky_f(hi: f32, lo: f32) -> f32 {
+  let h = opaque_f(hi + lo);
+  let r = (hi - h) + lo;
+  let b = bitcast<u32>(h);
+  let a = b & 0x7fffffffu;
+  if (r == 0.0 || a == 0u || a >= 0x477ff000u) { return h; }
+  var tie = (a & 0x1fffu) == 0x1000u;
+  if (a < 0x38800000u) { let q = bitcast<f32>(a) * 16777216.0; tie = q - floor(q) == 0.5; }
+  if (!tie) { return h; }
+  return bitcast<f32>(select(b - 1u, b + 1u, (r > 0.0) == (h > 0.0)));
+}`},
+  // log(x) for a float16 result: log_ff rounded once to binary16 (an f32 log rounded to f32 and
+  // then to f16 can land on an f16 tie and round the wrong way)
+  log_f16: {deps: ['log_f', 'log_ff', 'f16_sticky_f', 'is_finite_f'], code: `fn log_f16(x: f32) -> f32 {
+  if (!(x > 0.0) || !is_finite_f(x)) { return log_f(x); }
+  let d = log_ff(x);
+  return f16_sticky_f(d.x, d.y);
+}`},
+  // pow(a, b) for a > 0 finite, b finite: exp(b * log(a)) with log(a) in double-f32 precision
+  pow_pos_f: {deps: ['two_prod_err', 'exp_ff', 'inf_f', 'opaque_f', 'log_ff'], code: `fn pow_pos_f(a: f32, b: f32) -> f32 {
+  let l = log_ff(a);
+  let yh = opaque_f(b * l.x);
   if (yh > 88.8) { return inf_f(); }
   if (yh < -104.0) { return 0.0; }
-  let yl = two_prod_err(b, lh, yh) + b * ll;
+  let yl = two_prod_err(b, l.x, yh) + b * l.y;
   return exp_ff(yh, yl);
 }`},
   pow_f: {deps: ['pow_pos_f', 'is_nan_f', 'is_inf_f', 'nan_f', 'inf_f'], code: `fn pow_f(a: f32, b: f32) -> f32 {

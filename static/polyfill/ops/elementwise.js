@@ -61,7 +61,7 @@ export const UNARY = {
   erf: {types: F, f: 'erf_f(x)'},
   exp: {types: F, f: 'exp_f(x)'},
   floor: {types: F, f: 'floor(x)'},
-  log: {types: F, f: 'log_f(x)'},
+  log: {types: F, f: 'log_f(x)', h: 'log_f16(x)'},
   neg: {types: SIGNED, f: '-x', i: '-x', i64: 'i64_neg(x)'},
   reciprocal: {types: F, f: 'div_f(1.0, x)'},
   roundEven: {types: F, f: 'round_even_f(x)'},
@@ -71,8 +71,12 @@ export const UNARY = {
   tan: {types: F, f: 'tan_f(x)'},
 };
 
-/** The expression of table entry `def` for inputs of dataType (the builder checked the type). */
+/**
+ * The expression of table entry `def` for inputs of dataType (the builder checked the type):
+ * `h` overrides `f` for float16 where a result rounded first to f32 could round wrongly to f16.
+ */
 export function exprFor(def, dataType) {
+  if (dataType === 'float16' && def.h) return def.h;
   return def[kindOf(dataType)];
 }
 
