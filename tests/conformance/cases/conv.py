@@ -268,4 +268,10 @@ def validation_cases() -> list[dict]:
         "const w = builder.constant({dataType: 'float32', shape: [1, 1, 1, 1]}, new Float32Array([2])); "
         "await builder.build({y: builder.conv2d(x, w)}); return builder.conv2d(x, w, {label: 'L'}); }",
         "InvalidStateError", "L"))
+    cases.append(validation_case(
+        "convTranspose2d/validation/after-build", "convTranspose2d",
+        "async (builder) => { const x = builder.input('x', {dataType: 'float32', shape: [1, 1, 3, 3]}); "
+        "const w = builder.constant({dataType: 'float32', shape: [1, 1, 2, 2]}, new Float32Array(4)); "
+        "await builder.build({y: builder.convTranspose2d(x, w)}); return builder.convTranspose2d(x, w, {label: 'L'}); }",
+        "InvalidStateError", "L"))
     return cases

@@ -31,15 +31,19 @@ def channel_signed(rng, shape, axis=1):
     return rng.uniform(0.1, 1.0, shape) * signs
 
 
+_NUMPY = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32, "int8": np.int8, "uint8": np.uint8}
+_INT_RANGE = {"int32": (-1000, 1000), "uint32": (0, 4_000_000_000), "int8": (-128, 128), "uint8": (0, 256)}
+
+
 def _typed(values, data_type):
-    return np.asarray(values).astype({"float32": np.float32, "float16": np.float16, "int32": np.int32}[data_type])
+    return np.asarray(values).astype(_NUMPY[data_type])
 
 
 def pool_case(rng, op, tag, shape, *, data="signed", data_type="float32", **options):
     """A pooling case from an NCHW shape; ``layout`` in options selects the layout passed."""
     layout = options.get("layout", "nchw")
     if data == "int":
-        x = rng.integers(-1000, 1000, shape)
+        x = rng.integers(*_INT_RANGE[data_type], shape)
     elif data == "dyadic":
         x = dyadic(rng, shape)
     else:
@@ -49,7 +53,7 @@ def pool_case(rng, op, tag, shape, *, data="signed", data_type="float32", **opti
     x = _typed(x if layout == "nchw" else x.transpose(0, 2, 3, 1), data_type)
     ref = POOLS[op](x, options)
     if op == "maxPool2d":
-        metric, value = "exact" if data_type == "int32" else "ULP", 0
+        metric, value = "ULP" if data_type.startswith("float") else "exact", 0
     else:
         window = options.get("windowDimensions") or (x.shape[2:4] if layout == "nchw" else x.shape[1:3])
         metric, value = "ULP", window[0] * window[1] + 2
@@ -87,6 +91,11 @@ def _pool_cases(rng):
                   padding=[2, 2, 2, 2]),
         pool_case(rng, "maxPool2d", "window-3x3-s2", (1, 3, 9, 9), data="int", data_type="int32", windowDimensions=[3, 3],
                   strides=[2, 2], padding=[1, 1, 1, 1]),
+        pool_case(rng, "maxPool2d", "window-2x3-nhwc", (2, 3, 5, 7), data="int", data_type="uint32", windowDimensions=[2, 3],
+                  strides=[1, 2], layout="nhwc"),
+        pool_case(rng, "maxPool2d", "window-3x3-padding", (1, 5, 6, 7), data="int", data_type="int8", windowDimensions=[3, 3],
+                  padding=[1, 1, 1, 1]),
+        pool_case(rng, "maxPool2d", "global", (1, 6, 4, 5), data="int", data_type="uint8"),
         pool_case(rng, "l2Pool2d", "signed-values", (1, 3, 6, 6), data="dyadic", windowDimensions=[3, 2]),
     ]
     for op in POOLS:
@@ -184,4 +193,9 @@ def validation_cases() -> list[dict]:
     }
     cases += [validation_case(f"resample2d/validation/{name}", "resample2d", _js("resample2d", *spec), "TypeError", "L")
               for name, spec in resample.items()]
+    cases += [validation_case(
+        f"{op}/validation/after-build", op,
+        f"async (builder) => {{ const x = builder.input('x', {{dataType: 'float32', shape: [1, 2, 4, 4]}}); "
+        f"await builder.build({{y: builder.{op}(x)}}); return builder.{op}(x, {{label: 'L'}}); }}",
+        "InvalidStateError", "L") for op in (*POOLS, "resample2d")]
     return cases
