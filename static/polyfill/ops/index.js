@@ -18,6 +18,7 @@ import {operators as softmax} from './softmax.js';
 import {operators as reduce} from './reduce.js';
 import {operators as argminmax} from './argminmax.js';
 import {operators as cumulativeSum} from './cumulative_sum.js';
+import {operators as normalization} from './normalization.js';
 
 export const OPERATORS = Object.freeze({
   ...elementwise,
@@ -36,4 +37,5 @@ export const OPERATORS = Object.freeze({
   ...reduce,
   ...argminmax,
   ...cumulativeSum,
+  ...normalization,
 });

@@ -1,0 +1,164 @@
+/**
+ * Normalizations (spec §batchNormalization, §instanceNormalization, §layerNormalization).
+ *
+ * batchNormalization is element-wise with per-channel mean/variance/scale/bias:
+ *   y = scale[c] * ((x - mean[c]) / sqrt(variance[c] + epsilon)) + bias[c].
+ * instance and layer normalization compute mean and variance per row (rows.js: the dimensions
+ * not normalised over), two-pass (mean, then the mean of squared deviations), and apply
+ *   y = scale * ((x - mean) / sqrt(variance + epsilon)) + bias
+ * with scale/bias addressed through strides: per row (instance: the channel) or per element
+ * (layer: the normalised dimensions, in the order of `axes`).
+ */
+import {Shader} from '../gpu/wgsl.js';
+import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
+import {FLOAT_TYPES, elementCount} from '../dtypes.js';
+import {stridesOf} from '../shape/common.js';
+import {optionsDict} from '../shape/reduce.js';
+import {batchNormalizationAttrs, instanceNormalizationAttrs, layerNormalizationAttrs} from '../shape/normalization.js';
+import {addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
+import {rankRange, tensorLimits} from './limits.js';
+
+/** Optional operands of options (scale, bias): their slots, or null. */
+function optional(builder, options, name, label) {
+  return options[name] === undefined ? null : builder._operand(options[name], label, name);
+}
+
+function batchNormalization(builder, label, input, mean, variance, options) {
+  const opts = optionsDict(options, label);
+  const s = {
+    input: builder._operand(input, label), mean: builder._operand(mean, label, 'mean'),
+    variance: builder._operand(variance, label, 'variance'),
+    scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label),
+  };
+  const attrs = batchNormalizationAttrs(s, opts, label);
+  attrs.hasScale = Boolean(s.scale);
+  attrs.hasBias = Boolean(s.bias);
+  const inputs = [input, mean, variance, ...(s.scale ? [opts.scale] : []), ...(s.bias ? [opts.bias] : [])];
+  return builder._node('batchNormalization', inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
+}
+
+function lowerBatchNormalization(node, L) {
+  const {axis, epsilon, hasScale, hasBias} = node.attrs;
+  const dt = node.outputs[0].dataType;
+  const T = wgslType(dt);
+  const shape = node.inputs[0].shape;
+  const shader = new Shader('batchNormalization').read('X', T).read('MEAN', T).read('VAR', T);
+  if (hasScale) shader.read('SCALE', T);
+  if (hasBias) shader.read('BIAS', T);
+  shader.write('Y', T).uniform('C').uniform('inner').uniform('eps', 'f32').fn(storeHelpers(dt));
+  shader.main(`  let c = (gi / u_inner()) % u_C();
+  var y = (X[gi] - MEAN[c]) / sqrt(VAR[c] + u_eps());
+${hasScale ? '  y = SCALE[c] * y;\n' : ''}${hasBias ? '  y = y + BIAS[c];\n' : ''}  Y[gi] = ${storeExpr(dt, 'y')};`);
+  L.step({
+    shader,
+    values: [...node.inputs.map((x) => L.value(x)), L.result(node)],
+    uniforms: {C: shape[axis], inner: elementCount(shape.slice(axis + 1)), eps: epsilon},
+    threads: elementCount(shape),
+    label: node.label,
+  });
+}
+
+/**
+ * Emits mean/variance normalisation of `input` over `axes` into the node's output.
+ * @param {number[]} paramStrides per input dimension, the element stride of scale/bias (0 where
+ *   they do not vary)
+ */
+function lowerRowNormalization(node, L, axes, paramStrides) {
+  const {epsilon, hasScale, hasBias} = node.attrs;
+  const input = node.inputs[0];
+  const dt = node.outputs[0].dataType;
+  const T = wgslType(dt);
+  const split = splitRows(input.shape, axes, [paramStrides]);
+  const short = useShortRows(split.rows, split.n);
+  const size = short ? 1 : rowWorkgroupSize(split.n);
+  const shader = new Shader(`${node.op}${short ? '_short' : ''}`).read('X', T);
+  if (hasScale) shader.read('SCALE', T);
+  if (hasBias) shader.read('BIAS', T);
+  shader.write('Y', T).uniform('rows').uniform('n').uniform('eps', 'f32');
+  const uniforms = {rows: split.rows, n: split.n, eps: epsilon,
+    ...declareRowIndexers(shader, split, 0, 'r', 'e'), ...declareRowIndexers(shader, split, 1, 'pr', 'pe')};
+  shader.fn(storeHelpers(dt));
+  const row = short ? 'gi' : 'wg';
+  const loop = (body) => `for (var j = ${short ? '0u' : 'li'}; j < u_n(); j += ${size}u) { ${body} }`;
+  const total = (v) => (short ? '' : `  ${v} = wg_sum(${v}, li);\n`);
+  const param = (name) => `${name}[pbase + pe_offset(j)]`;
+  const body = `  let base = r_offset(${row});
+  let pbase = pr_offset(${row});
+  let n = f32(u_n());
+  var s = 0.0;
+  ${loop('s += X[base + e_offset(j)];')}
+${total('s')}  let mean = s / n;
+  var v = 0.0;
+  ${loop('let d = X[base + e_offset(j)] - mean; v += d * d;')}
+${total('v')}  let sd = sqrt(v / n + u_eps());
+  ${loop(`let o = base + e_offset(j);
+    var y = (X[o] - mean) / sd;
+${hasScale ? `    y = ${param('SCALE')} * y;\n` : ''}${hasBias ? `    y = y + ${param('BIAS')};\n` : ''}    Y[o] = ${storeExpr(dt, 'y')};`)}`;
+  const values = [...node.inputs.map((x) => L.value(x)), L.result(node)];
+  if (short) {
+    shader.main(body);
+    L.step({shader, values, uniforms, threads: split.rows, label: node.label});
+    return;
+  }
+  addWorkgroupReduce(shader, 'wg_sum', 'f32', 'a + b', size);
+  shader.main(`  if (wg >= u_rows()) { return; }\n${body}`, {workgroupSize: size, guard: false});
+  L.step({shader, values, uniforms, groups: split.rows, label: node.label});
+}
+
+function instanceNormalization(builder, label, input, options) {
+  const opts = optionsDict(options, label);
+  const s = {input: builder._operand(input, label), scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label)};
+  const attrs = instanceNormalizationAttrs(s, opts, label);
+  attrs.hasScale = Boolean(s.scale);
+  attrs.hasBias = Boolean(s.bias);
+  const inputs = [input, ...(s.scale ? [opts.scale] : []), ...(s.bias ? [opts.bias] : [])];
+  return builder._node('instanceNormalization', inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
+}
+
+function lowerInstanceNormalization(node, L) {
+  const axis = node.attrs.axis;
+  const axes = node.attrs.layout === 'nchw' ? [2, 3] : [1, 2];
+  lowerRowNormalization(node, L, axes, [0, 1, 2, 3].map((d) => (d === axis ? 1 : 0)));
+}
+
+function layerNormalization(builder, label, input, options) {
+  const opts = optionsDict(options, label);
+  const s = {input: builder._operand(input, label), scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label)};
+  const attrs = layerNormalizationAttrs(s, opts, label);
+  attrs.hasScale = Boolean(s.scale);
+  attrs.hasBias = Boolean(s.bias);
+  const inputs = [input, ...(s.scale ? [opts.scale] : []), ...(s.bias ? [opts.bias] : [])];
+  return builder._node('layerNormalization', inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
+}
+
+function lowerLayerNormalization(node, L) {
+  const {axes} = node.attrs;
+  const shape = node.inputs[0].shape;
+  const pStrides = stridesOf(axes.map((a) => shape[a]));
+  lowerRowNormalization(node, L, axes, shape.map((_, d) => (axes.includes(d) ? pStrides[axes.indexOf(d)] : 0)));
+}
+
+const F = () => tensorLimits(FLOAT_TYPES, rankRange());
+const V = () => tensorLimits(FLOAT_TYPES, rankRange(1, 1));
+
+/** Operator table entries (see ops/index.js). */
+export const operators = {
+  batchNormalization: {
+    optionsIndex: 3,
+    method: batchNormalization,
+    lower: lowerBatchNormalization,
+    limits: () => ({input: tensorLimits(FLOAT_TYPES, rankRange(1)), mean: V(), variance: V(), scale: V(), bias: V(), output: tensorLimits(FLOAT_TYPES, rankRange(1))}),
+  },
+  instanceNormalization: {
+    optionsIndex: 1,
+    method: instanceNormalization,
+    lower: lowerInstanceNormalization,
+    limits: () => ({input: tensorLimits(FLOAT_TYPES, rankRange(4, 4)), scale: V(), bias: V(), output: tensorLimits(FLOAT_TYPES, rankRange(4, 4))}),
+  },
+  layerNormalization: {
+    optionsIndex: 1,
+    method: layerNormalization,
+    lower: lowerLayerNormalization,
+    limits: () => ({input: F(), scale: F(), bias: F(), output: F()}),
+  },
+};

@@ -1,0 +1,26 @@
+"""batchNormalization, instanceNormalization and layerNormalization in the browser against the
+float64 NumPy references (tests/reference/normalization.py).
+
+The cases (every option, layouts, axes orders, scale/bias present or not, short and long rows,
+NaN/Inf, validation errors) are the conformance cases of tests/conformance/cases/normalization.py;
+bounds are those of tolerances.md (see that module).
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance.cases import normalization as norm_cases
+from tests.conformance.family_helpers import assert_all_pass, run_cases
+
+
+@pytest.mark.parametrize("op", ["batchNormalization", "instanceNormalization", "layerNormalization"])
+def test_graph_cases(webnn_page, server_url, op):
+    """Every graph case of the op within its bound."""
+    cases = [c for c in norm_cases.graph_cases() if c["op"] == op]
+    assert cases
+    assert_all_pass(run_cases(webnn_page, server_url, cases))
+
+
+def test_validation_cases(webnn_page, server_url):
+    """Bad axes, shapes, layouts and data types: a TypeError naming the label."""
+    assert_all_pass(run_cases(webnn_page, server_url, norm_cases.validation_cases()))
