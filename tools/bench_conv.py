@@ -1,0 +1,210 @@
+"""Time conv2d kernels, one graph per layer, headless, and print a table.
+
+The layers are EfficientNet-Lite0's 49 convolutions (shapes read from the converted model's
+manifest when ``server/models/generated/efficientnet-lite0/manifest.json`` exists) plus a
+1x32x112x112 3x3 convolution with 32 filters. Each layer is built once per pointwise kernel
+(``tiled`` in workgroup memory, ``blocked`` in registers; other layers have one kernel) and
+timed two ways after warm-up: *latency*, the median of dispatch + readTensor round trips, and
+*throughput*, ``--batch`` dispatches then one readTensor, divided by ``--batch``. With
+``--model`` the whole EfficientNet-Lite0 graph (real weights) is timed the same way.
+
+The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHROMIUM_ARGS``,
+``$WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS``; on the GPU host ``. /root/gpu/env.sh`` sets them).
+
+Usage::
+
+    python -m tools.bench_conv [--reps N] [--batch N] [--model] [--only NAME,...]
+                               [--out bench-results/conv.json] [--timeout SECONDS]
+
+Exit status: 0 when every layer ran, 2 when the page failed (no adapter, error, timeout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+MANIFEST = REPO / "server" / "models" / "generated" / "efficientnet-lite0" / "manifest.json"
+DEFAULT_OUT = Path("bench-results/conv.json")
+EXTRA_LAYERS = [{"name": "conv3x3-32x112x112-32", "x": [1, 32, 112, 112], "w": [32, 32, 3, 3],
+                 "options": {"padding": [1, 1, 1, 1]}}]
+
+_BENCH_JS = """
+async ([layers, reps, batch, model]) => {
+  const {contextSlots} = await import('/polyfill/context.js');
+  const {addToBuilder} = await import('/harness/graph_json.js');
+  const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
+  if (!adapter) throw new Error('no WebGPU adapter');
+  const info = adapter.info;
+  const context = await navigator.ml.createContext({powerPreference: 'high-performance'});
+  const slots = contextSlots(context);
+  const count = (shape) => shape.reduce((a, v) => a * v, 1);
+  async function time(graph, inputs, outputs, out) {
+    for (let i = 0; i < 3; i++) { context.dispatch(graph, inputs, outputs); await context.readTensor(out); }
+    const latency = [];
+    for (let i = 0; i < reps; i++) {
+      const t0 = performance.now();
+      context.dispatch(graph, inputs, outputs);
+      await context.readTensor(out);
+      latency.push(performance.now() - t0);
+    }
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) context.dispatch(graph, inputs, outputs);
+    await context.readTensor(out);
+    return {latency, throughputMs: (performance.now() - t0) / batch};
+  }
+  const rows = [];
+  for (const layer of layers) {
+    const pointwise = layer.w[2] === 1 && layer.w[3] === 1 && !(layer.options.strides ?? [1, 1]).some((s) => s !== 1);
+    for (const kernel of pointwise ? ['blocked', 'tiled'] : ['default']) {
+      slots.kernelOverrides = pointwise ? {pointwise: kernel} : undefined;
+      const b = new MLGraphBuilder(context);
+      const x = b.input('x', {dataType: 'float32', shape: layer.x});
+      const w = b.constant({dataType: 'float32', shape: layer.w}, new Float32Array(count(layer.w)).fill(0.01));
+      const bias = b.constant({dataType: 'float32', shape: [layer.w[0]]}, new Float32Array(layer.w[0]));
+      const y = b.conv2d(x, w, {...layer.options, bias});
+      const graph = await b.build({y});
+      const xt = await context.createTensor({dataType: 'float32', shape: layer.x, writable: true});
+      const yt = await context.createTensor({dataType: 'float32', shape: y.shape, readable: true});
+      context.writeTensor(xt, new Float32Array(count(layer.x)).fill(1));
+      const t = await time(graph, {x: xt}, {y: yt}, yt);
+      rows.push({name: layer.name, kernel, x: layer.x, w: layer.w, options: layer.options,
+                 macs: count(y.shape) * layer.w[1] * layer.w[2] * layer.w[3], ...t});
+      graph.destroy(); xt.destroy(); yt.destroy();
+    }
+  }
+  slots.kernelOverrides = undefined;
+  let modelRun = null;
+  if (model) {
+    const manifest = await (await fetch('/models/efficientnet-lite0/manifest.json')).json();
+    const weights = new Uint8Array(await (await fetch('/models/efficientnet-lite0/' + manifest.weights)).arrayBuffer());
+    const b = new MLGraphBuilder(context);
+    const operands = addToBuilder(b, manifest, (name, spec) => weights.slice(spec.offset, spec.offset + spec.byteLength));
+    const t0 = performance.now();
+    const graph = await b.build(Object.fromEntries(manifest.outputs.map((n) => [n, operands.get(n)])));
+    const buildMs = performance.now() - t0;
+    const [inName, inSpec] = Object.entries(manifest.inputs)[0];
+    const xt = await context.createTensor({dataType: inSpec.dataType, shape: inSpec.shape, writable: true});
+    context.writeTensor(xt, new Float32Array(count(inSpec.shape)).fill(0.5));
+    const outs = {};
+    for (const n of manifest.outputs) outs[n] = await context.createTensor({dataType: 'float32', shape: operands.get(n).shape, readable: true});
+    const t = await time(graph, {[inName]: xt}, outs, outs[manifest.outputs[0]]);
+    modelRun = {buildMs, ...t};
+  }
+  context.destroy();
+  return {adapter: {vendor: info.vendor, architecture: info.architecture, device: info.device,
+                    description: info.description, isFallbackAdapter: info.isFallbackAdapter}, rows, model: modelRun};
+}
+"""
+
+
+def layers_from_manifest(path: Path = MANIFEST) -> list[dict[str, Any]]:
+    """EfficientNet-Lite0's conv2d layers as {name, x, w, options} (input shapes inferred in NCHW)."""
+    if not path.is_file():
+        return []
+    manifest = json.loads(path.read_text())
+    shapes = {name: spec["shape"] for name, spec in manifest["inputs"].items()}
+    layers = []
+    for op in manifest["operators"]:
+        args = [a["operand"] for a in op["args"] if isinstance(a, dict) and "operand" in a]
+        x = shapes.get(args[0]) if args else None
+        if op["op"] == "conv2d":
+            w = manifest["constants"][args[1]]["shape"]
+            options = {k: v for k, v in op.get("options", {}).items() if k != "bias"}
+            pads, strides = options.get("padding", [0, 0, 0, 0]), options.get("strides", [1, 1])
+            out = [x[0], w[0], (x[2] + pads[0] + pads[1] - w[2]) // strides[0] + 1,
+                   (x[3] + pads[2] + pads[3] - w[3]) // strides[1] + 1]
+            layers.append({"name": op["outputs"], "x": x, "w": w, "options": options})
+            shapes[op["outputs"]] = out
+        elif x is not None and isinstance(op["outputs"], str):
+            shapes[op["outputs"]] = x  # clamp/add keep the shape; later ops are not convs
+    return layers
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """Markdown table: one row per layer and kernel, medians in milliseconds."""
+    lines = ["| layer | kernel | input | filter | MMAC | latency median ms | throughput ms/dispatch | GMAC/s |",
+             "|---|---|---|---|---:|---:|---:|---:|"]
+    rows_end = len(lines) + len(result["rows"])
+    for r in result["rows"]:
+        median = statistics.median(r["latency"])
+        lines.append(f"| {r['name']} | {r['kernel']} | {'x'.join(map(str, r['x']))} | {'x'.join(map(str, r['w']))} "
+                     f"| {r['macs'] / 1e6:.1f} | {median:.3f} | {r['throughputMs']:.3f} "
+                     f"| {r['macs'] / r['throughputMs'] / 1e6:.1f} |")
+    lines.insert(rows_end, "")
+    for kernel in ("blocked", "tiled"):
+        total = sum(r["throughputMs"] for r in result["rows"] if r["kernel"] in (kernel, "default"))
+        lines.append(f"sum of throughput times with pointwise={kernel}: {total:.2f} ms")
+    if result.get("model"):
+        m = result["model"]
+        lines.append(f"EfficientNet-Lite0 whole graph: latency median {statistics.median(m['latency']):.3f} ms, "
+                     f"throughput {m['throughputMs']:.3f} ms/inference, build {m['buildMs']:.0f} ms")
+    a = result["adapter"]
+    lines.append("adapter: " + " / ".join(str(a[k]) for k in ("vendor", "architecture", "device", "description") if a.get(k))
+                 + (" (fallback)" if a.get("isFallbackAdapter") else ""))
+    return "\n".join(lines)
+
+
+def bench(layers, reps: int, batch: int, model: bool, timeout_s: float, launches: int = 3) -> dict[str, Any]:
+    """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
+    from playwright.sync_api import sync_playwright
+
+    from server.app import create_app
+    from tests.live_server import serve_in_thread
+    from tools.bench_interop import launch_options
+
+    last: Exception | None = None
+    with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
+        for _ in range(launches):
+            browser = p.chromium.launch(**launch_options())
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(timeout_s * 1000)
+                page.goto(base_url + "/harness/")
+                page.wait_for_function("() => window.harnessStatus !== undefined")
+                result = page.evaluate(_BENCH_JS, [layers, reps, batch, model])
+                result["browser"] = browser.version
+                return result
+            except Exception as exc:  # noqa: BLE001 - retried when it is the missing adapter
+                last = exc
+                if "adapter" not in str(exc):
+                    break
+            finally:
+                browser.close()
+    raise RuntimeError(str(last))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m tools.bench_conv", description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=20, help="timed round trips per layer (default 20)")
+    parser.add_argument("--batch", type=int, default=20, help="dispatches per throughput sample (default 20)")
+    parser.add_argument("--model", action="store_true", help="also time the whole EfficientNet-Lite0 graph")
+    parser.add_argument("--only", help="comma-separated layer names")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
+    parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
+    args = parser.parse_args(argv)
+    layers = layers_from_manifest() + EXTRA_LAYERS
+    if args.only:
+        wanted = set(args.only.split(","))
+        layers = [layer for layer in layers if layer["name"] in wanted]
+    try:
+        result = bench(layers, args.reps, args.batch, args.model, args.timeout)
+    except Exception as exc:  # noqa: BLE001 - any failure is exit status 2
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(result))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    sys.exit(main())
