@@ -19,6 +19,7 @@ import {operators as reduce} from './reduce.js';
 import {operators as argminmax} from './argminmax.js';
 import {operators as cumulativeSum} from './cumulative_sum.js';
 import {operators as normalization} from './normalization.js';
+import {operators as recurrent} from './recurrent.js';
 
 export const OPERATORS = Object.freeze({
   ...elementwise,
@@ -38,4 +39,5 @@ export const OPERATORS = Object.freeze({
   ...argminmax,
   ...cumulativeSum,
   ...normalization,
+  ...recurrent,
 });
