@@ -13,6 +13,7 @@ import pytest
 from tests.conformance.cases import reduce as reduce_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
 from tests.graph_batch import run_graphs
+from tests.graph_runner import open_harness
 from tests.reference.reduce import argMax, cumulativeSum, reduce
 from tests.tolerance import assert_exact, assert_ulp
 
@@ -23,12 +24,14 @@ GROUPS = {
 }
 
 
+@pytest.mark.parametrize("kernel", ["invocation", "workgroup"])
 @pytest.mark.parametrize("group", list(GROUPS))
-def test_graph_cases(webnn_page, server_url, group):
-    """Every graph case of the group within its bound."""
+def test_graph_cases(webnn_page, server_url, group, kernel):
+    """Every graph case of the group within its bound, with one invocation and with one
+    workgroup per output row."""
     cases = [c for c in reduce_cases.graph_cases() if GROUPS[group](c)]
     assert cases
-    assert_all_pass(run_cases(webnn_page, server_url, cases))
+    assert_all_pass(run_cases(webnn_page, server_url, cases, {"rows": kernel}))
 
 
 def test_validation_cases(webnn_page, server_url):
@@ -57,3 +60,47 @@ def test_70000_rows(webnn_page, server_url):
     assert_ulp(out[0]["y"], reduce("reduceSum", x, {"axes": [1]}), 12, np.float32)
     assert_exact(out[1]["y"], argMax(xt, 0), np.int32)
     assert_ulp(out[2]["y"], cumulativeSum(xt, 0, {"reversed": True}), 12, np.float32)
+
+
+FOLDED_JS = """
+async ([rows, n]) => {
+  // One workgroup per row (forced), so 70,000 rows fold the grid past 65,535 workgroups.
+  const context = await navigator.ml.createContext();
+  const {contextSlots} = await import('/polyfill/context.js');
+  contextSlots(context).kernelOverrides = {rows: 'workgroup'};
+  try {
+    const builder = new MLGraphBuilder(context);
+    const x = builder.input('x', {dataType: 'float32', shape: [rows, n]});
+    const graph = await builder.build({s: builder.reduceSum(x, {axes: [1]}), m: builder.argMax(x, 1)});
+    const data = new Float32Array(rows * n);
+    for (let i = 0; i < rows * n; i++) data[i] = ((i * 2654435761) >>> 0) % 1000 / 8;
+    const tx = await context.createTensor({dataType: 'float32', shape: [rows, n], writable: true});
+    const ts = await context.createTensor({dataType: 'float32', shape: [rows], readable: true});
+    const tm = await context.createTensor({dataType: 'int32', shape: [rows], readable: true});
+    context.writeTensor(tx, data);
+    context.dispatch(graph, {x: tx}, {s: ts, m: tm});
+    const s = new Float32Array(await context.readTensor(ts));
+    const m = new Int32Array(await context.readTensor(tm));
+    let bad = 0;
+    for (let r = 0; r < rows; r++) {
+      let sum = 0;
+      let best = 0;
+      for (let j = 0; j < n; j++) {
+        sum += data[r * n + j];
+        if (data[r * n + j] > data[r * n + best]) best = j;
+      }
+      if (s[r] !== sum || m[r] !== best) bad++;  // multiples of 1/8 below 125: sums are exact
+    }
+    return bad;
+  } finally {
+    context.destroy();
+  }
+}
+"""
+
+
+def test_folded_grid(webnn_page, server_url):
+    """70,000 rows with one workgroup per row (grid folded past 65,535): reduceSum (exact on
+    dyadic data) and argMax, every row."""
+    open_harness(webnn_page, server_url)
+    assert webnn_page.evaluate(FOLDED_JS, [70000, 12]) == 0

@@ -7,6 +7,7 @@ bound is 3N + 3 ULP (tolerances.md). Here also: more rows than one grid dimensio
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.conformance.cases import softmax as softmax_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
@@ -16,9 +17,10 @@ from tests.reference.ops import softmax
 from tests.tolerance import assert_ulp
 
 
-def test_graph_cases(webnn_page, server_url):
-    """Every graph case within 3N + 3 ULP."""
-    assert_all_pass(run_cases(webnn_page, server_url, softmax_cases.graph_cases()))
+@pytest.mark.parametrize("kernel", ["invocation", "workgroup"])
+def test_graph_cases(webnn_page, server_url, kernel):
+    """Every graph case within 3N + 3 ULP, with one invocation and with one workgroup per row."""
+    assert_all_pass(run_cases(webnn_page, server_url, softmax_cases.graph_cases(), {"rows": kernel}))
 
 
 def test_validation_cases(webnn_page, server_url):
@@ -48,6 +50,8 @@ async ([rows, n]) => {
   // Input generated here (a 65,600 x 257 tensor is too large to ship through JSON); the float64
   // reference is computed here too and compared in ULP of float32.
   const context = await navigator.ml.createContext();
+  const {contextSlots} = await import('/polyfill/context.js');
+  contextSlots(context).kernelOverrides = {rows: 'workgroup'};
   try {
     const builder = new MLGraphBuilder(context);
     const x = builder.input('x', {dataType: 'float32', shape: [rows, n]});

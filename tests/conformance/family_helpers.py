@@ -69,10 +69,12 @@ def op_case(name: str, op: str, data_type: str, args: Sequence[Any], options: Ma
 
 
 _RUN_JS = """
-async (casesJson) => {
+async ([casesJson, overrides]) => {
   const {runGraphCase, runValidationCase} = await import('/conformance/runner.js');
+  const {contextSlots} = await import('/polyfill/context.js');
   const cases = JSON.parse(casesJson);
   const context = await navigator.ml.createContext();
+  if (overrides) contextSlots(context).kernelOverrides = overrides;
   const results = [];
   try {
     for (const c of cases) {
@@ -86,14 +88,18 @@ async (casesJson) => {
 """
 
 
-def run_cases(page, base_url: str, cases: Sequence[dict]) -> list[dict]:
+def run_cases(page, base_url: str, cases: Sequence[dict], overrides: Mapping[str, str] | None = None) -> list[dict]:
     """Runs graph and validation cases in the harness page on one context.
+
+    Args:
+        overrides: set as the context's ``kernelOverrides`` slot to force a kernel choice
+            (e.g. ``{"matmul": "tiled"}``), so kernels the adapter would not pick are tested too.
 
     Returns:
         The runner's result per case: ``{name, pass, worst, detail?, ...}``.
     """
     open_harness(page, base_url)
-    return page.evaluate(_RUN_JS, json.dumps(list(cases)))
+    return page.evaluate(_RUN_JS, [json.dumps(list(cases)), dict(overrides) if overrides else None])
 
 
 def assert_all_pass(results: Sequence[dict]) -> None:

@@ -55,7 +55,7 @@ function lowerArg(node, L) {
   const outType = node.outputs[0].dataType;
   const O = wgslType(outType);
   const split = splitRows(input.shape, [node.attrs.axis]);
-  const short = useShortRows(split.rows, split.n);
+  const short = useShortRows(L.ctx, split.rows, split.n);
   const shader = new Shader(`${node.op}${short ? '_short' : ''}`).read('X', T).write('Y', O);
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};

@@ -47,7 +47,7 @@ function lowerCumulativeSum(node, L) {
   const T = wgslType(dt);
   const {axis, exclusive, reversed} = node.attrs;
   const split = splitRows(input.shape, [axis]);
-  const short = useShortRows(split.rows, split.n);
+  const short = useShortRows(L.ctx, split.rows, split.n);
   const shader = new Shader(`cumulativeSum${short ? '_short' : ''}`).read('X', T).write('Y', T);
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};

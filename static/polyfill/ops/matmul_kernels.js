@@ -3,20 +3,37 @@
  * Y[b] = alpha * A[b] x B[b] (+ beta * C), all addressed through strides held in uniforms, so a
  * transposed operand, a broadcast batch, a bias row or a slice of a larger buffer need no copy.
  *
- * Two kernels, chosen by shape:
- *  - tiled: a workgroup of 16x16 invocations computes a 64x64 tile of Y, each invocation a 4x4
- *    register block; A and B go through workgroup memory in 16-deep slices of K, loaded so that
- *    neighbouring invocations read neighbouring addresses for either memory order of A and B.
- *  - gemv (M <= 4, or N <= 4 by computing the transposed product): one workgroup per output
- *    element splitting K across 64 invocations when B is contiguous along K, else one invocation
- *    per column with K split four ways; partial sums meet in workgroup memory.
+ * Kernels, chosen by chooseMatmulKernel():
+ *  - tiled / tiled128 / blocked (matmul_tiled.js): 64x64 or 128x128 tiles through workgroup
+ *    memory with 4x4 or 8x8 register blocks per invocation; or, on CPU adapters, 4x4 blocks read
+ *    straight from storage.
+ *  - gemv (M <= 4, or N <= 4 by computing the transposed product): four output elements per
+ *    workgroup splitting K across 64 invocations each when B is contiguous along K, else one
+ *    invocation per column with K split four ways; partial sums meet in workgroup memory.
  * Accumulation is in f32; results go through storeExpr so float16 outputs round to binary16.
  */
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
+import {blockedShader, tiledShader} from './matmul_tiled.js';
+import {isSoftwareAdapter} from './adapter_kind.js';
 
-const TILE = 64;
 const GEMV_ROWS = 4;
+/** 128x128 tiles once there are this many of them (enough to keep a large GPU busy). */
+const WIDE_TILES = 96;
+
+
+/**
+ * The kernel for an M x N x K product: 'gemv' for few rows, 'blocked' on a CPU adapter,
+ * 'tiled128' for products with many 128x128 tiles, else 'tiled'. The context slot
+ * `kernelOverrides.matmul` forces one (tests, benchmarks).
+ */
+export function chooseMatmulKernel(ctx, M, N, batches) {
+  const override = ctx.kernelOverrides?.matmul;
+  if (override) return override;
+  if (isSoftwareAdapter(ctx)) return 'blocked';
+  if (M <= GEMV_ROWS) return 'gemv';
+  return batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES ? 'tiled128' : 'tiled';
+}
 
 /** Uniforms every matrix kernel declares, in this order. */
 function declareCommon(shader, batchRank, hasC) {
@@ -34,76 +51,6 @@ function epilogue(dataType, cTerm) {
 fn store_y(v: f32, m: u32, n: u32, y0: u32) {
   Y[y0 + m * u_y_sm() + n * u_y_sn()] = ${storeExpr(dataType, `u_alpha() * v${cTerm}`)};
 }`;
-}
-
-function tiledShader(dataType, batchRank, hasC, aKContiguous, bNContiguous) {
-  const T = wgslType(dataType);
-  const shader = new Shader('matmul_tiled').read('A', T).read('B', T);
-  if (hasC) shader.read('C', T);
-  shader.write('Y', T);
-  const cTerm = declareCommon(shader, batchRank, hasC);
-  shader.uniform('tilesN').uniform('tilesM');
-  shader.shared('As', 'array<vec4<f32>, 256>').shared('Bs', 'array<vec4<f32>, 256>');
-  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
-fn load_a(m: u32, k: u32, a0: u32) -> f32 {
-  if (m < u_M() && k < u_K()) { return f32(A[a0 + m * u_a_sm() + k * u_a_sk()]); }
-  return 0.0;
-}
-fn load_b(k: u32, n: u32, b0: u32) -> f32 {
-  if (k < u_K() && n < u_N()) { return f32(B[b0 + k * u_b_sk() + n * u_b_sn()]); }
-  return 0.0;
-}
-fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
-  if (m >= u_M()) { return; }
-  for (var j = 0u; j < 4u; j++) {
-    if (n + j < u_N()) { store_y(v[j], m, n + j, y0); }
-  }
-}`);
-  // A tile: 64 rows (m) x 16 (k); B tile: 16 (k) x 64 columns (n); 4 elements per invocation.
-  const aIdx = aKContiguous ? 'let ka = e % 16u; let ma = e / 16u;' : 'let ma = e % 64u; let ka = e / 64u;';
-  const bIdx = bNContiguous ? 'let nb = e % 64u; let kb = e / 64u;' : 'let kb = e % 16u; let nb = e / 16u;';
-  shader.main(`
-  let per_batch = u_tilesN() * u_tilesM();
-  let batch = wg / per_batch;
-  if (batch >= u_batches()) { return; }
-  let t = wg % per_batch;
-  let m0 = (t / u_tilesN()) * 64u;
-  let n0 = (t % u_tilesN()) * 64u;
-  let a0 = u_a_base() + ab_offset(batch);
-  let b0 = u_b_base() + bb_offset(batch);
-  let tx = li % 16u;
-  let ty = li / 16u;
-  var acc0 = vec4<f32>();
-  var acc1 = vec4<f32>();
-  var acc2 = vec4<f32>();
-  var acc3 = vec4<f32>();
-  for (var k0 = 0u; k0 < u_K(); k0 += 16u) {
-    for (var i = 0u; i < 4u; i++) {
-      let e = li + i * 256u;
-      ${aIdx}
-      As[ka * 16u + ma / 4u][ma % 4u] = load_a(m0 + ma, k0 + ka, a0);
-      ${bIdx}
-      Bs[kb * 16u + nb / 4u][nb % 4u] = load_b(k0 + kb, n0 + nb, b0);
-    }
-    workgroupBarrier();
-    for (var kk = 0u; kk < 16u; kk++) {
-      let a = As[kk * 16u + ty];
-      let b = Bs[kk * 16u + tx];
-      acc0 += a.x * b;
-      acc1 += a.y * b;
-      acc2 += a.z * b;
-      acc3 += a.w * b;
-    }
-    workgroupBarrier();
-  }
-  let y0 = u_y_base() + batch * u_y_bs();
-  let m = m0 + ty * 4u;
-  let n = n0 + tx * 4u;
-  store_row(acc0, m, n, y0);
-  store_row(acc1, m + 1u, n, y0);
-  store_row(acc2, m + 2u, n, y0);
-  store_row(acc3, m + 3u, n, y0);`, {workgroupSize: 256, guard: false});
-  return shader;
 }
 
 /**
@@ -234,21 +181,30 @@ export function matmulStep(L, p) {
     alpha: p.alpha ?? 1, beta: p.beta ?? 1,
     ab_shape: batchShape, ab_strides: aBatchStrides, bb_shape: batchShape, bb_strides: bBatchStrides,
   };
+  const kernel = chooseMatmulKernel(L.ctx, M, N, batches);
+  const variant = {dataType, batchRank: rank, hasC, aKContiguous: aStrides[1] === 1, bNContiguous: bStrides[1] === 1};
   let shader;
   let groups;
-  if (M <= GEMV_ROWS && bStrides[0] === 1 && K > 1) {
+  let threads;
+  if (kernel === 'gemv' && bStrides[0] === 1 && K > 1) {
     shader = gemvDotShader(dataType, rank, hasC);
     groups = Math.ceil(batches * M * N / 4);
-  } else if (M <= GEMV_ROWS) {
+  } else if (kernel === 'gemv') {
     shader = gemvColShader(dataType, rank, hasC);
     uniforms.tilesN = Math.ceil(N / 64);
     groups = batches * M * uniforms.tilesN;
+  } else if (kernel === 'blocked') {
+    shader = blockedShader(variant, declareCommon, epilogue);
+    uniforms.blocksN = Math.ceil(N / 4);
+    uniforms.blocksM = Math.ceil(M / 4);
+    threads = batches * uniforms.blocksN * uniforms.blocksM;
   } else {
-    shader = tiledShader(dataType, rank, hasC, aStrides[1] === 1, bStrides[1] === 1);
-    uniforms.tilesN = Math.ceil(N / TILE);
-    uniforms.tilesM = Math.ceil(M / TILE);
+    const tile = kernel === 'tiled128' ? 128 : 64;
+    shader = tiledShader({...variant, wide: tile === 128}, declareCommon, epilogue);
+    uniforms.tilesN = Math.ceil(N / tile);
+    uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
   }
   const values = hasC ? [a, b, c, y] : [a, b, y];
-  L.step({shader, values, uniforms, groups, label});
+  L.step({shader, values, uniforms, groups, threads, label});
 }

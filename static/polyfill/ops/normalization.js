@@ -69,7 +69,7 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const dt = node.outputs[0].dataType;
   const T = wgslType(dt);
   const split = splitRows(input.shape, axes, [paramStrides]);
-  const short = useShortRows(split.rows, split.n);
+  const short = useShortRows(L.ctx, split.rows, split.n);
   const size = short ? 1 : rowWorkgroupSize(split.n);
   const shader = new Shader(`${node.op}${short ? '_short' : ''}`).read('X', T);
   if (hasScale) shader.read('SCALE', T);

@@ -74,7 +74,7 @@ export function reduceRows(L, def, input, axes, out, label) {
   const dt = input.dataType;
   const T = wgslType(dt);
   const split = splitRows(input.shape, axes);
-  const short = useShortRows(split.rows, split.n);
+  const short = useShortRows(L.ctx, split.rows, split.n);
   const shader = new Shader(short ? 'reduce_short' : 'reduce').read('X', T).write('Y', T);
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};

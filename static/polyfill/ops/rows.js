@@ -9,6 +9,7 @@
  */
 import {declareIndexer} from '../gpu/wgsl.js';
 import {stridesOf} from '../shape/common.js';
+import {isSoftwareAdapter} from './adapter_kind.js';
 
 /**
  * Drops size-1 dimensions and merges neighbours that are contiguous in every stride list, so
@@ -119,10 +120,16 @@ fn log_acc(x: f32) -> f32 {
 `;
 
 /**
- * Whether one invocation per row beats one workgroup per row: rows of at most 32 elements, or
- * of at most 256 when there are enough rows (8192) to fill the device without splitting rows.
+ * Whether one invocation per row beats one workgroup per row: on a CPU adapter always; on a GPU
+ * for rows of at most 32 elements, or of at most 256 when there are enough rows (8192) to fill
+ * the device without splitting rows. The context slot `kernelOverrides.rows` ('invocation' |
+ * 'workgroup') forces one (tests, benchmarks).
+ * @param {object} ctx context slots
  */
-export function useShortRows(rows, n) {
+export function useShortRows(ctx, rows, n) {
+  const override = ctx.kernelOverrides?.rows;
+  if (override) return override === 'invocation';
+  if (isSoftwareAdapter(ctx)) return true;
   return n <= 32 || (n <= 256 && rows >= 8192);
 }
 

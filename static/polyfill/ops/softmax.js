@@ -30,7 +30,7 @@ function lowerSoftmax(node, L) {
   const dt = node.outputs[0].dataType;
   const T = wgslType(dt);
   const split = splitRows(input.shape, [node.attrs.axis]);
-  const short = useShortRows(split.rows, split.n);
+  const short = useShortRows(L.ctx, split.rows, split.n);
   const shader = new Shader(short ? 'softmax_short' : 'softmax').read('X', T).write('Y', T);
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};

@@ -1,0 +1,140 @@
+/**
+ * The two-dimensional matrix-product shaders of matmul_kernels.js:
+ *  - tiled: a workgroup of 16x16 invocations computes a 64x64 tile of Y (4x4 per invocation) or,
+ *    `wide`, a 128x128 tile (8x8 per invocation, as two 4-row and two 4-column groups 64 apart
+ *    so that neighbouring invocations read neighbouring vec4s of workgroup memory). A and B pass
+ *    through workgroup memory in 16-deep slices of K, loaded so that neighbouring invocations
+ *    read neighbouring addresses for either memory order of A and B (a variant of the text).
+ *  - blocked: no workgroup memory or barrier; each invocation reads its 4 rows of A and 4
+ *    columns of B straight from storage. On a CPU adapter (SwiftShader), where barriers are
+ *    expensive, this is the fast one.
+ * The accumulators are unrolled into named variables (no dynamically indexed arrays).
+ */
+import {Shader} from '../gpu/wgsl.js';
+import {storeHelpers, wgslType} from '../gpu/types.js';
+
+/**
+ * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
+ * @param {function} epilogue (dataType, cTerm) -> WGSL of store_y
+ */
+export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide}, declareCommon, epilogue) {
+  const T = wgslType(dataType);
+  const tile = wide ? 128 : 64;
+  const q = tile / 4; // vec4s per k-row of a staged tile
+  const halves = wide ? [0, 1] : [0];
+  const shader = new Shader(wide ? 'matmul_tiled128' : 'matmul_tiled').read('A', T).read('B', T);
+  if (hasC) shader.read('C', T);
+  shader.write('Y', T);
+  const cTerm = declareCommon(shader, batchRank, hasC);
+  shader.uniform('tilesN').uniform('tilesM');
+  shader.shared('As', `array<vec4<f32>, ${16 * q}>`).shared('Bs', `array<vec4<f32>, ${16 * q}>`);
+  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
+fn load_a(m: u32, k: u32, a0: u32) -> f32 {
+  if (m < u_M() && k < u_K()) { return f32(A[a0 + m * u_a_sm() + k * u_a_sk()]); }
+  return 0.0;
+}
+fn load_b(k: u32, n: u32, b0: u32) -> f32 {
+  if (k < u_K() && n < u_N()) { return f32(B[b0 + k * u_b_sk() + n * u_b_sn()]); }
+  return 0.0;
+}
+fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
+  if (m >= u_M()) { return; }
+  for (var j = 0u; j < 4u; j++) {
+    if (n + j < u_N()) { store_y(v[j], m, n + j, y0); }
+  }
+}`);
+  const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
+  const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
+  const comps = ['x', 'y', 'z', 'w'];
+  const accs = [];
+  for (const ha of halves) for (const c of comps) for (const hb of halves) accs.push({ha, c, hb, name: `acc${ha}${c}${hb}`});
+  const declare = accs.map((a) => `  var ${a.name} = vec4<f32>();`).join('\n');
+  const loadsA = halves.map((h) => `      let a${h} = As[kk * ${q}u + ${h * 16}u + ty];`).join('\n');
+  const loadsB = halves.map((h) => `      let b${h} = Bs[kk * ${q}u + ${h * 16}u + tx];`).join('\n');
+  const fmas = accs.map((a) => `      ${a.name} += a${a.ha}.${a.c} * b${a.hb};`).join('\n');
+  const stores = accs.map((a) => `  store_row(${a.name}, m0 + ${a.ha * 64}u + ty * 4u + ${comps.indexOf(a.c)}u, n0 + ${a.hb * 64}u + tx * 4u, y0);`).join('\n');
+  shader.main(`
+  let per_batch = u_tilesN() * u_tilesM();
+  let batch = wg / per_batch;
+  if (batch >= u_batches()) { return; }
+  let t = wg % per_batch;
+  let m0 = (t / u_tilesN()) * ${tile}u;
+  let n0 = (t % u_tilesN()) * ${tile}u;
+  let a0 = u_a_base() + ab_offset(batch);
+  let b0 = u_b_base() + bb_offset(batch);
+  let tx = li % 16u;
+  let ty = li / 16u;
+${declare}
+  for (var k0 = 0u; k0 < u_K(); k0 += 16u) {
+    for (var i = 0u; i < ${tile / 16}u; i++) {
+      let e = li + i * 256u;
+      ${aIdx}
+      As[ka * ${q}u + ma / 4u][ma % 4u] = load_a(m0 + ma, k0 + ka, a0);
+      ${bIdx}
+      Bs[kb * ${q}u + nb / 4u][nb % 4u] = load_b(k0 + kb, n0 + nb, b0);
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < 16u; kk++) {
+${loadsA}
+${loadsB}
+${fmas}
+    }
+    workgroupBarrier();
+  }
+  let y0 = u_y_base() + batch * u_y_bs();
+${stores}`, {workgroupSize: 256, guard: false});
+  return shader;
+}
+
+/** The blocked shader: one invocation per 4x4 block of Y, operands read from storage. */
+export function blockedShader({dataType, batchRank, hasC}, declareCommon, epilogue) {
+  const T = wgslType(dataType);
+  const shader = new Shader('matmul_blocked').read('A', T).read('B', T);
+  if (hasC) shader.read('C', T);
+  shader.write('Y', T);
+  const cTerm = declareCommon(shader, batchRank, hasC);
+  shader.uniform('blocksN').uniform('blocksM');
+  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
+fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
+  if (m >= u_M()) { return; }
+  for (var j = 0u; j < 4u; j++) {
+    if (n + j < u_N()) { store_y(v[j], m, n + j, y0); }
+  }
+}`);
+  // Rows and columns past the edge read the last valid one (clamped, no branch) and are not stored.
+  shader.main(`
+  let nb = gi % u_blocksN();
+  let mb = (gi / u_blocksN()) % u_blocksM();
+  let batch = gi / (u_blocksN() * u_blocksM());
+  let m = mb * 4u;
+  let n = nb * 4u;
+  let a0 = u_a_base() + ab_offset(batch);
+  let b0 = u_b_base() + bb_offset(batch);
+  let ar0 = a0 + min(m, u_M() - 1u) * u_a_sm();
+  let ar1 = a0 + min(m + 1u, u_M() - 1u) * u_a_sm();
+  let ar2 = a0 + min(m + 2u, u_M() - 1u) * u_a_sm();
+  let ar3 = a0 + min(m + 3u, u_M() - 1u) * u_a_sm();
+  let bc0 = b0 + min(n, u_N() - 1u) * u_b_sn();
+  let bc1 = b0 + min(n + 1u, u_N() - 1u) * u_b_sn();
+  let bc2 = b0 + min(n + 2u, u_N() - 1u) * u_b_sn();
+  let bc3 = b0 + min(n + 3u, u_N() - 1u) * u_b_sn();
+  var acc0 = vec4<f32>();
+  var acc1 = vec4<f32>();
+  var acc2 = vec4<f32>();
+  var acc3 = vec4<f32>();
+  for (var k = 0u; k < u_K(); k++) {
+    let ka = k * u_a_sk();
+    let kb = k * u_b_sk();
+    let b = vec4<f32>(f32(B[bc0 + kb]), f32(B[bc1 + kb]), f32(B[bc2 + kb]), f32(B[bc3 + kb]));
+    acc0 += f32(A[ar0 + ka]) * b;
+    acc1 += f32(A[ar1 + ka]) * b;
+    acc2 += f32(A[ar2 + ka]) * b;
+    acc3 += f32(A[ar3 + ka]) * b;
+  }
+  let y0 = u_y_base() + batch * u_y_bs();
+  store_row(acc0, m, n, y0);
+  store_row(acc1, m + 1u, n, y0);
+  store_row(acc2, m + 2u, n, y0);
+  store_row(acc3, m + 3u, n, y0);`);
+  return shader;
+}

@@ -1,0 +1,182 @@
+"""Time the matrix products, softmax, reductions and normalizations, one graph per case, and
+print a table.
+
+Cases: square matmuls (256 to 4096, or up to ``--max-size``), EfficientNet-Lite0's classifier
+(gemm [1, 1280] x [1000, 1280]^T + c), a batched attention-sized matmul, softmax, reduceMean and
+layerNormalization. Matrix products are timed with each matrix kernel forced (the context's
+``kernelOverrides.matmul``: blocked, tiled, tiled128, gemv) and with the kernel the adapter
+picks. Each case is timed two ways after warm-up: *latency*, the median of dispatch + readTensor
+round trips, and *throughput*, ``--batch`` dispatches then one readTensor, divided by
+``--batch`` (the GPU time per dispatch when the queue stays busy).
+
+The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHROMIUM_ARGS``,
+``$WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS``; on the GPU host ``. /root/gpu/env.sh`` sets them).
+
+Usage::
+
+    python -m tools.bench_matmul [--reps N] [--batch N] [--max-size N] [--kernels a,b]
+                                 [--out bench-results/matmul.json] [--timeout SECONDS]
+
+Exit status: 0 when every case ran, 2 when the page failed (no adapter, error, timeout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = Path("bench-results/matmul.json")
+KERNELS = ["auto", "blocked", "tiled", "tiled128", "gemv"]
+
+
+def cases(max_size: int) -> list[dict[str, Any]]:
+    """Benchmark cases: {name, op, inputs {name: shape}, args, options, flops, kernels?}."""
+    out = []
+    for n in (256, 512, 1024, 2048, 4096):
+        if n <= max_size:
+            out.append({"name": f"matmul {n}^3", "op": "matmul", "inputs": {"a": [n, n], "b": [n, n]},
+                        "flops": 2 * n ** 3, "matrix": True})
+    out.append({"name": "gemm classifier 1x1280 . 1000x1280^T + c", "op": "gemm",
+                "inputs": {"a": [1, 1280], "b": [1000, 1280], "c": [1000]},
+                "options": {"bTranspose": True}, "flops": 2 * 1280 * 1000, "matrix": True})
+    out.append({"name": "matmul 12x[128x64 . 64x128]", "op": "matmul", "inputs": {"a": [12, 128, 64], "b": [12, 64, 128]},
+                "flops": 2 * 12 * 128 * 64 * 128, "matrix": True})
+    out.append({"name": "softmax 1x1000", "op": "softmax", "inputs": {"x": [1, 1000]}, "args": [1], "flops": 0})
+    out.append({"name": "softmax 4096x1024", "op": "softmax", "inputs": {"x": [4096, 1024]}, "args": [1], "flops": 0})
+    out.append({"name": "reduceMean 1x1280x7x7 axes 2,3", "op": "reduceMean", "inputs": {"x": [1, 1280, 7, 7]},
+                "options": {"axes": [2, 3]}, "flops": 0})
+    out.append({"name": "layerNormalization 512x768", "op": "layerNormalization", "inputs": {"x": [512, 768]},
+                "options": {"axes": [1]}, "flops": 0})
+    return out
+
+
+_BENCH_JS = """
+async ([cases, kernels, reps, batch]) => {
+  const {contextSlots} = await import('/polyfill/context.js');
+  const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
+  if (!adapter) throw new Error('no WebGPU adapter');
+  const info = adapter.info;
+  const context = await navigator.ml.createContext({powerPreference: 'high-performance'});
+  const slots = contextSlots(context);
+  const count = (shape) => shape.reduce((a, v) => a * v, 1);
+  async function time(graph, inputs, outputs, out) {
+    for (let i = 0; i < 3; i++) { context.dispatch(graph, inputs, outputs); await context.readTensor(out); }
+    const latency = [];
+    for (let i = 0; i < reps; i++) {
+      const t0 = performance.now();
+      context.dispatch(graph, inputs, outputs);
+      await context.readTensor(out);
+      latency.push(performance.now() - t0);
+    }
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) context.dispatch(graph, inputs, outputs);
+    await context.readTensor(out);
+    return {latency, throughputMs: (performance.now() - t0) / batch};
+  }
+  const rows = [];
+  for (const c of cases) {
+    for (const kernel of c.matrix ? kernels : ['auto']) {
+      if (kernel === 'blocked' && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
+      slots.kernelOverrides = kernel === 'auto' ? undefined : {matmul: kernel};
+      const b = new MLGraphBuilder(context);
+      const ops = {};
+      for (const [name, shape] of Object.entries(c.inputs)) ops[name] = b.input(name, {dataType: 'float32', shape});
+      const names = Object.keys(c.inputs);
+      const positional = c.op === 'gemm' || c.op === 'matmul' ? [ops.a, ops.b] : [ops.x];
+      const options = {...(c.options ?? {})};
+      if (ops.c) options.c = ops.c;
+      const y = b[c.op](...positional, ...(c.args ?? []), options);
+      const graph = await b.build({y});
+      const inputs = {};
+      for (const name of names) {
+        inputs[name] = await context.createTensor({dataType: 'float32', shape: c.inputs[name], writable: true});
+        const data = new Float32Array(count(c.inputs[name]));
+        for (let i = 0; i < data.length; i++) data[i] = ((i * 7919) % 1000) / 1000 - 0.5;
+        context.writeTensor(inputs[name], data);
+      }
+      const yt = await context.createTensor({dataType: 'float32', shape: y.shape, readable: true});
+      const t = await time(graph, inputs, {y: yt}, yt);
+      rows.push({name: c.name, kernel, flops: c.flops, ...t});
+      graph.destroy(); yt.destroy(); Object.values(inputs).forEach((x) => x.destroy());
+    }
+  }
+  slots.kernelOverrides = undefined;
+  context.destroy();
+  return {adapter: {vendor: info.vendor, architecture: info.architecture, device: info.device,
+                    description: info.description, isFallbackAdapter: info.isFallbackAdapter}, rows};
+}
+"""
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """Markdown table: one row per case and kernel, times in milliseconds."""
+    lines = ["| case | kernel | latency median ms | throughput ms/dispatch | GFLOP/s |", "|---|---|---:|---:|---:|"]
+    for r in result["rows"]:
+        gflops = f"{r['flops'] / r['throughputMs'] / 1e6:.1f}" if r["flops"] else ""
+        lines.append(f"| {r['name']} | {r['kernel']} | {statistics.median(r['latency']):.3f} | {r['throughputMs']:.3f} | {gflops} |")
+    a = result["adapter"]
+    lines.append("")
+    lines.append("adapter: " + " / ".join(str(a[k]) for k in ("vendor", "architecture", "device", "description") if a.get(k))
+                 + (" (fallback)" if a.get("isFallbackAdapter") else ""))
+    return "\n".join(lines)
+
+
+def bench(case_list, kernels, reps: int, batch: int, timeout_s: float, launches: int = 3) -> dict[str, Any]:
+    """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
+    from playwright.sync_api import sync_playwright
+
+    from server.app import create_app
+    from tests.live_server import serve_in_thread
+    from tools.bench_interop import launch_options
+
+    last: Exception | None = None
+    with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
+        for _ in range(launches):
+            browser = p.chromium.launch(**launch_options())
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(timeout_s * 1000)
+                page.goto(base_url + "/harness/")
+                page.wait_for_function("() => window.harnessStatus !== undefined")
+                result = page.evaluate(_BENCH_JS, [case_list, kernels, reps, batch])
+                result["browser"] = browser.version
+                return result
+            except Exception as exc:  # noqa: BLE001 - retried when it is the missing adapter
+                last = exc
+                if "adapter" not in str(exc):
+                    break
+            finally:
+                browser.close()
+    raise RuntimeError(str(last))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m tools.bench_matmul", description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=20, help="timed round trips per case (default 20)")
+    parser.add_argument("--batch", type=int, default=20, help="dispatches per throughput sample (default 20)")
+    parser.add_argument("--max-size", type=int, default=4096, help="largest square matmul (default 4096)")
+    parser.add_argument("--kernels", default=",".join(KERNELS), help=f"matrix kernels to time (default {','.join(KERNELS)})")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
+    parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
+    args = parser.parse_args(argv)
+    try:
+        result = bench(cases(args.max_size), args.kernels.split(","), args.reps, args.batch, args.timeout)
+    except Exception as exc:  # noqa: BLE001 - any failure is exit status 2
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(result))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    sys.exit(main())
