@@ -81,7 +81,7 @@ async ([cases, kernels, reps, batch]) => {
   const rows = [];
   for (const c of cases) {
     for (const kernel of c.matrix ? kernels : ['auto']) {
-      if (kernel === 'blocked' && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
+      if ((kernel === 'blocked' || kernel === 'gemv') && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
       slots.kernelOverrides = kernel === 'auto' ? undefined : {matmul: kernel};
       const b = new MLGraphBuilder(context);
       const ops = {};
