@@ -385,6 +385,21 @@ def test_app_conv2d_and_four_paths_agree_with_numpy(webnn_page, server_url):
     assert run["agree"]
 
 
+def test_demo_controls_choose_size_and_iterations(webnn_page, server_url):
+    """The page's controls are buttons (no <select>/<input>: those abort Chromium on a host without
+    fonts); choosing shows as aria-pressed, and autorun=0 leaves window.lastRun unset."""
+    webnn_page.goto(f"{server_url}/demos/interop/?autorun=0&size=medium&iterations=10")
+    webnn_page.wait_for_function("() => window.interopDemo !== undefined || window.lastError !== undefined")
+    assert webnn_page.evaluate("() => window.lastError") is None
+    assert webnn_page.locator("select, input").count() == 0
+    pressed = "() => [...document.querySelectorAll('[aria-pressed=true]')].map((b) => b.textContent)"
+    assert webnn_page.evaluate(pressed) == ["medium", "10"]
+    webnn_page.get_by_role("button", name="large").click()
+    webnn_page.get_by_role("button", name="50").click()
+    assert webnn_page.evaluate(pressed) == ["large", "50"]
+    assert webnn_page.evaluate("() => window.lastRun") is None
+
+
 # ----------------------------------------------------------------------------- bench tool
 
 
