@@ -69,25 +69,37 @@ export const MATH = {
   if (k < -126) { return x * bitcast<f32>(u32(max(k + 126, -126) + 127) << 23u) * 1.17549435e-38; }
   return x * bitcast<f32>(u32(k + 127) << 23u);
 }`},
-  // a / b with one exact-residual correction (~0.5 ULP); huge divisors are scaled down first
-  div_f: {deps: ['two_prod_err', 'is_finite_f', 'opaque_f'], code: `fn div_f(a0: f32, b0: f32) -> f32 {
-  var a = a0;
-  var b = b0;
-  if (abs(b) > 8.50705917e37 && is_finite_f(b)) { a = a * 0.25; b = b * 0.25; }
-  let q = opaque_f(a / b);
-  let aa = abs(a);
-  let ab = abs(b);
-  if (!is_finite_f(q) || q == 0.0 || aa > 8.50705917e37 || aa < 7.88860905e-31 || ab < 7.88860905e-31 || abs(q) < 7.88860905e-31) { return q; }
-  let p = q * b;
-  let r = (a - p) - two_prod_err(q, b, p);
-  return q + r / b;
+  // a / b correctly rounded (up to results in the subnormal range): the quotient of the two
+  // mantissas (in [1, 2), so nothing over- or underflows) gets one exact-residual correction, then
+  // the exponent difference is applied exactly; zeros, infinities and NaN take the IEEE quotient
+  div_f: {deps: ['two_prod_err', 'is_finite_f', 'opaque_f', 'ldexp_f'], code: `fn div_f(a: f32, b: f32) -> f32 {
+  if (!is_finite_f(a) || !is_finite_f(b) || a == 0.0 || b == 0.0) { return a / b; }
+  var ua = bitcast<u32>(a);
+  var ub = bitcast<u32>(b);
+  var k = 0;
+  if ((ua & 0x7f800000u) == 0u) { ua = bitcast<u32>(a * 16777216.0); k = k - 24; }
+  if ((ub & 0x7f800000u) == 0u) { ub = bitcast<u32>(b * 16777216.0); k = k + 24; }
+  k = k + i32((ua >> 23u) & 0xffu) - i32((ub >> 23u) & 0xffu);
+  let ma = bitcast<f32>((ua & 0x807fffffu) | 0x3f800000u);
+  let mb = bitcast<f32>((ub & 0x807fffffu) | 0x3f800000u);
+  let q = opaque_f(ma / mb);
+  let p = opaque_f(q * mb);
+  let r = (ma - p) - two_prod_err(q, mb, p);
+  return ldexp_f(q + r / mb, k);
 }`},
-  sqrt_f: {deps: ['two_prod_err', 'opaque_f'], code: `fn sqrt_f(x: f32) -> f32 {
-  let s = opaque_f(sqrt(x));
-  if (!(x > 7.88860905e-31 && x < 8.50705917e37)) { return s; }
-  let p = s * s;
-  let r = (x - p) - two_prod_err(s, s, p);
-  return s + r / (2.0 * s);
+  // sqrt(x) correctly rounded: x = m * 4^k with m in [1, 4), one exact-residual correction of sqrt(m)
+  sqrt_f: {deps: ['two_prod_err', 'opaque_f', 'is_finite_f', 'ldexp_f'], code: `fn sqrt_f(x: f32) -> f32 {
+  if (!(x > 0.0) || !is_finite_f(x)) { return sqrt(x); }
+  var u = bitcast<u32>(x);
+  var e = -127;
+  if ((u & 0x7f800000u) == 0u) { u = bitcast<u32>(x * 16777216.0); e = e - 24; }
+  e = e + i32(u >> 23u);
+  let odd = (e & 1) != 0;
+  let m = bitcast<f32>((u & 0x007fffffu) | select(0x3f800000u, 0x40000000u, odd));
+  let s = opaque_f(sqrt(m));
+  let p = opaque_f(s * s);
+  let r = (m - p) - two_prod_err(s, s, p);
+  return ldexp_f(s + r / (2.0 * s), (e - select(0, 1, odd)) / 2);
 }`},
   // exp(hi + lo), |lo| << |hi|; Cody-Waite reduction by ln2 (hi part exact times k), Taylor degree 7
   exp_ff: {deps: ['is_nan_f', 'inf_f', 'ldexp_f', 'opaque_f'], code: `fn exp_ff(hi: f32, lo: f32) -> f32 {
@@ -277,7 +289,8 @@ export const MATH = {
   return select(0.5 * x * ec, x - 0.5 * x * ec, x > 0.0);
 }`},
   // clamp(x, lo, hi) keeping NaN (WGSL's clamp/min/max leave NaN unspecified)
-  clamp_nan_f: {code: 'fn clamp_nan_f(x: f32, lo: f32, hi: f32) -> f32 { return select(select(x, lo, x < lo), hi, x > hi); }'},
+  // (explicitly: NVIDIA's compiler turns the select chain into min/max, which drop NaN)
+  clamp_nan_f: {deps: ['is_nan_f'], code: 'fn clamp_nan_f(x: f32, lo: f32, hi: f32) -> f32 { return select(select(select(x, lo, x < lo), hi, x > hi), x, is_nan_f(x)); }'},
   round_even_f: {deps: [], code: `fn round_even_f(x: f32) -> f32 {
   let ax = abs(x);
   if (!(ax < 8388608.0)) { return x; }

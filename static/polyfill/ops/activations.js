@@ -23,7 +23,7 @@ const SIGNED = ['float32', 'float16', 'int64', 'int32', 'int8'];
  * read in the expressions as p_<name>().
  */
 export const ACTIVATIONS = {
-  relu: {types: SIGNED, f: 'select(x, 0.0, x < 0.0)', i: 'max(x, 0)', i64: 'select(x, vec2<u32>(0u, 0u), i64_is_neg(x))'},
+  relu: {types: SIGNED, f: 'clamp_nan_f(x, 0.0, inf_f())', i: 'max(x, 0)', i64: 'select(x, vec2<u32>(0u, 0u), i64_is_neg(x))'},
   sigmoid: {types: F, f: 'sigmoid_f(x)'},
   tanh: {types: F, f: 'tanh_f(x)'},
   elu: {types: F, options: {alpha: 1}, f: 'select(x, p_alpha() * expm1_f(x), x < 0.0)'},
@@ -33,7 +33,7 @@ export const ACTIVATIONS = {
   hardSwish: {types: F, f: 'div_f(x * clamp_nan_f(x + 3.0, 0.0, 6.0), 6.0)'},
   leakyRelu: {types: F, options: {alpha: 0.01}, f: 'select(x, p_alpha() * x, x < 0.0)'},
   linear: {types: F, options: {alpha: 1, beta: 0}, f: 'mul_add_f(p_alpha(), x, p_beta())'},
-  softplus: {types: F, f: 'select(x, 0.0, x < 0.0) + log1p_f(exp_f(-abs(x)))'},
+  softplus: {types: F, f: 'clamp_nan_f(x, 0.0, inf_f()) + log1p_f(exp_f(-abs(x)))'},
   softsign: {types: F, f: 'div_f(x, 1.0 + abs(x))'},
   clamp: {types: ALL_TYPES, clamp: true,
     f: 'clamp_nan_f(x, p_minValue(), p_maxValue())',
