@@ -55,8 +55,9 @@ async (casesJson) => {
 
 
 def test_pointwise_kernels(webnn_page, server_url):
-    """Both pointwise kernels (tiled with workgroup memory, chosen on hardware GPUs; blocked,
-    chosen on SwiftShader) on every 1x1 case: layouts, partial tiles, K > 16, batches, float16."""
+    """Both pointwise kernels (tiled in workgroup memory, chosen on hardware GPUs for 32+ output
+    channels; blocked, chosen on SwiftShader) on every 1x1 case: layouts, partial tiles, K > 16,
+    batches, float16."""
     cases = [c for c in conv_cases.graph_cases() if c["op"] == "conv2d" and "pointwise" in c["name"]]
     assert len(cases) >= 12
     open_harness(webnn_page, server_url)

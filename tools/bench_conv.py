@@ -3,7 +3,8 @@
 The layers are EfficientNet-Lite0's 49 convolutions (shapes read from the converted model's
 manifest when ``server/models/generated/efficientnet-lite0/manifest.json`` exists) plus a
 1x32x112x112 3x3 convolution with 32 filters. Each layer is built once per pointwise kernel
-(``tiled`` in workgroup memory, ``blocked`` in registers; other layers have one kernel) and
+(``auto``: the default choice; ``tiled`` in workgroup memory, ``blocked`` in registers; other
+layers have one kernel) and
 timed two ways after warm-up: *latency*, the median of dispatch + readTensor round trips, and
 *throughput*, ``--batch`` dispatches then one readTensor, divided by ``--batch``. With
 ``--model`` the whole EfficientNet-Lite0 graph (real weights) is timed the same way.
@@ -61,8 +62,8 @@ async ([layers, reps, batch, model]) => {
   const rows = [];
   for (const layer of layers) {
     const pointwise = layer.w[2] === 1 && layer.w[3] === 1 && !(layer.options.strides ?? [1, 1]).some((s) => s !== 1);
-    for (const kernel of pointwise ? ['blocked', 'tiled'] : ['default']) {
-      slots.kernelOverrides = pointwise ? {pointwise: kernel} : undefined;
+    for (const kernel of pointwise ? ['auto', 'blocked', 'tiled'] : ['default']) {
+      slots.kernelOverrides = pointwise && kernel !== 'auto' ? {pointwise: kernel} : undefined;
       const b = new MLGraphBuilder(context);
       const x = b.input('x', {dataType: 'float32', shape: layer.x});
       const w = b.constant({dataType: 'float32', shape: layer.w}, new Float32Array(count(layer.w)).fill(0.01));
@@ -137,7 +138,7 @@ def format_table(result: dict[str, Any]) -> str:
                      f"| {r['macs'] / 1e6:.1f} | {median:.3f} | {r['throughputMs']:.3f} "
                      f"| {r['macs'] / r['throughputMs'] / 1e6:.1f} |")
     lines.insert(rows_end, "")
-    for kernel in ("blocked", "tiled"):
+    for kernel in ("auto", "blocked", "tiled"):
         total = sum(r["throughputMs"] for r in result["rows"] if r["kernel"] in (kernel, "default"))
         lines.append(f"sum of throughput times with pointwise={kernel}: {total:.2f} ms")
     if result.get("model"):

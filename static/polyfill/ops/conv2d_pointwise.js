@@ -10,27 +10,35 @@
  *  - tiled: a workgroup of 16x16 invocations computes a 64x64 tile of Y, stepping through K in
  *    slices of 16 staged in workgroup memory as vec4 rows; the load pattern (which index runs
  *    fastest across invocations) follows the operand's contiguous axis so global reads coalesce
- *    (a variant flag of the shader text; sizes are uniforms). Chosen on hardware adapters for
- *    products large enough to fill the tiles.
+ *    (variant flags of the shader text; sizes are uniforms). 8x8 workgroups with 32x32 tiles,
+ *    for more workgroups on small products, measured no faster on the H200 and were dropped.
  *  - blocked: no workgroup memory, each invocation reads its 4 filter rows and 4 input columns
- *    straight from storage. Chosen otherwise: on SwiftShader (CPU) barriers and workgroup memory
- *    are so costly that it runs 10-40x faster than the tiled kernel (measured: 1x32x112x112 ->
- *    16 channels 15 ms vs 530 ms; 320 -> 1280 channels at 7x7 33 ms vs 270 ms).
+ *    straight from storage.
+ * Selection, from tools/bench_conv.py on EfficientNet-Lite0's 33 pointwise layers:
+ *  - SwiftShader (CPU): always blocked; barriers and workgroup memory make the tiled kernel
+ *    3-10x slower there (1x16x112x112 -> 96 channels: 45 ms vs 485 ms).
+ *  - hardware GPUs: tiled when M (output channels) >= 32, else blocked. On an NVIDIA H200 tiled
+ *    is 2-3x faster for the K >= 144 projections (1x1152x7x7 -> 320: 0.81 ms vs 0.36 ms per
+ *    dispatch) and as fast for the rest, while 16-24 output channels waste most of a tile
+ *    (1x32x112x112 -> 16: blocked 0.08 ms, tiled 0.14 ms).
  * For tests, the context slot `kernelOverrides.pointwise` ('tiled' | 'blocked') forces one.
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 
-const TILE = 64;
+/** Invocations per side of a tiled workgroup, rows/columns of its tile, K slice staged at once. */
+const S = 16;
+const TILE = 4 * S;
 const TK = 16;
 
 /**
- * WGSL loading one 4-vector of a staged tile: invocation `li` loads k-row `k` (0..15) and 4-group
- * `q` (0..15) of the tile; `kFast` puts k on the fastest-varying part of li.
+ * WGSL staging a TK x S tile of vec4 in workgroup memory: each invocation loads entries
+ * li, li + S*S, ... of it; entry i is k-row `k` and 4-group `q`, `kFast` putting k on the
+ * fastest-varying part of i (matching the operand's contiguous axis).
  */
 function tileLoad(kFast, target, source, rows, rowStride, kStride, base, limit) {
-  const [k, q] = kFast ? ['li % 16u', 'li / 16u'] : ['li / 16u', 'li % 16u'];
-  return `  {
+  const [k, q] = kFast ? [`i % ${TK}u`, `i / ${TK}u`] : [`i / ${S}u`, `i % ${S}u`];
+  return `  for (var i = li; i < ${TK * S}u; i += ${S * S}u) {
     let k = ${k};
     let q = ${q};
     let gk = k0 + k;
@@ -43,20 +51,20 @@ function tileLoad(kFast, target, source, rows, rowStride, kStride, base, limit) 
       if (r + 2u < ${limit}) { v.z = ${source}[at + 2u * ${rowStride}]; }
       if (r + 3u < ${limit}) { v.w = ${source}[at + 3u * ${rowStride}]; }
     }
-    ${target}[k * 16u + q] = v;
+    ${target}[k * ${S}u + q] = v;
   }`;
 }
 
 /**
- * Whether the tiled kernel should run: a hardware adapter and an M x N x K product that fills
- * 64x64 tiles, unless the context's `kernelOverrides.pointwise` says otherwise.
+ * Whether the tiled kernel should run for M output channels (see the file header), unless the
+ * context's `kernelOverrides.pointwise` says otherwise.
  */
-function preferTiles(ctx, M, N, K) {
+function preferTiles(ctx, M) {
   const override = ctx.kernelOverrides?.pointwise;
   if (override) return override === 'tiled';
   const info = ctx.adapterInfo;
   const software = Boolean(info && (info.isFallbackAdapter || info.architecture === 'swiftshader'));
-  return !software && M >= 64 && N >= 64 && K >= 32;
+  return !software && M >= 32;
 }
 
 /**
@@ -67,10 +75,7 @@ function preferTiles(ctx, M, N, K) {
  * @param {object[]} values [X, W, (B), Y] Values
  */
 export function lowerPointwise(node, L, g, values) {
-  const M = g.f.o;
-  const K = g.f.i;
-  const N = g.x.h * g.x.w;
-  return preferTiles(L.ctx, M, N, K) ? lowerTiled(node, L, g, values) : lowerBlocked(node, L, g, values);
+  return preferTiles(L.ctx, g.f.o) ? lowerTiled(node, L, g, values) : lowerBlocked(node, L, g, values);
 }
 
 /** The tiled kernel (workgroup memory), see the file header. */
@@ -92,7 +97,7 @@ function lowerTiled(node, L, g, values) {
   shader.uniform('m').uniform('n').uniform('k').uniform('tiles_m').uniform('tiles_n').uniform('batches')
     .uniform('a_strides', 'u32', 2).uniform('b_strides', 'u32', 2).uniform('y_strides', 'u32', 2)
     .uniform('x_batch').uniform('y_batch');
-  shader.shared('As', `array<vec4<f32>, ${TK * 16}>`).shared('Bs', `array<vec4<f32>, ${TK * 16}>`);
+  shader.shared('As', `array<vec4<f32>, ${TK * S}>`).shared('Bs', `array<vec4<f32>, ${TK * S}>`);
   const rows = (i) => `  if (m0 + ${i}u < u_m()) {
     let row = ybase + (m0 + ${i}u) * u_y_strides(0u);
     let a = acc${i}${hasBias ? ` + B[m0 + ${i}u]` : ''};
@@ -109,8 +114,8 @@ function lowerTiled(node, L, g, values) {
   if (batch >= u_batches()) { return; }
   let xbase = batch * u_x_batch();
   let ybase = batch * u_y_batch();
-  let tx = li % 16u;
-  let ty = li / 16u;
+  let tx = li % ${S}u;
+  let ty = li / ${S}u;
   var acc0 = vec4<f32>(0.0);
   var acc1 = vec4<f32>(0.0);
   var acc2 = vec4<f32>(0.0);
@@ -120,8 +125,8 @@ ${tileLoad(aK === 1, 'As', 'W', `tm * ${TILE}u`, 'u_a_strides(0u)', 'u_a_strides
 ${tileLoad(bK === 1, 'Bs', 'X', `tn * ${TILE}u`, 'u_b_strides(0u)', 'u_b_strides(1u)', 'xbase', 'u_n()')}
     workgroupBarrier();
     for (var kk = 0u; kk < ${TK}u; kk++) {
-      let a = As[kk * 16u + ty];
-      let b = Bs[kk * 16u + tx];
+      let a = As[kk * ${S}u + ty];
+      let b = Bs[kk * ${S}u + tx];
       acc0 += a.x * b;
       acc1 += a.y * b;
       acc2 += a.z * b;
@@ -131,7 +136,7 @@ ${tileLoad(bK === 1, 'Bs', 'X', `tn * ${TILE}u`, 'u_b_strides(0u)', 'u_b_strides
   }
   let m0 = tm * ${TILE}u + ty * 4u;
   let n0 = tn * ${TILE}u + tx * 4u;
-${[0, 1, 2, 3].map(rows).join('\n')}`, {workgroupSize: 256, guard: false});
+${[0, 1, 2, 3].map(rows).join('\n')}`, {workgroupSize: S * S, guard: false});
   const tilesM = Math.ceil(M / TILE);
   const tilesN = Math.ceil(N / TILE);
   const uniforms = {
