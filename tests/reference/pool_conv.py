@@ -111,8 +111,9 @@ def _pool(input, options, kind: str) -> np.ndarray:
     x = _to_nchw(np.asarray(input, dtype=np.float64), layout)
     n, c, h, w = x.shape
     window = _pair(options, "windowDimensions", (h, w), 2)
-    # Spec: "If outputSizes exists, or if padding does not exist, set padding to [0,0,0,0]".
-    padding = (0, 0, 0, 0) if options.get("outputSizes") is not None else _pair(options, "padding", (0, 0, 0, 0), 4)
+    # Padding applies with outputSizes too (Chromium and WPT; the 2026-06 draft's reset of padding
+    # to zero when outputSizes exists is not followed, see static/polyfill/shape/pool.js).
+    padding = _pair(options, "padding", (0, 0, 0, 0), 4)
     strides = _pair(options, "strides", (1, 1), 2)
     dilations = _pair(options, "dilations", (1, 1), 2)
     if 0 in window or 0 in strides or 0 in dilations:

@@ -13,9 +13,12 @@ export const INTERPOLATION_MODES = Object.freeze(['nearest-neighbor', 'linear'])
 /**
  * Spec "create a pooling operation", option checks and "calculate the output shape".
  *
- * Followed literally, including two steps that other implementations (WPT, Chromium) do not
- * have: when outputSizes exists the padding is set to [0, 0, 0, 0], and each outputSizes item
- * must be smaller than the stride of its dimension.
+ * Decision: two steps of the 2026-06 draft are not followed, because pages written for native
+ * WebNN (Chromium, and the web-platform-tests) rely on the opposite: the draft resets padding to
+ * [0, 0, 0, 0] whenever outputSizes exists, and requires each outputSizes item to be smaller than
+ * its stride (WPT's valid case outputSizes [3, 3] with strides [2, 2] would throw). Here padding
+ * is honoured with outputSizes, and outputSizes must only be the floor or the ceiling of the
+ * calculated output size, as in Chromium.
  *
  * @param {number[]} inputShape 4-D, in options.layout
  * @param {object} options MLPool2dOptions
@@ -29,11 +32,8 @@ export function pool2dShape(inputShape, options, label) {
   const x = dimsOf(inputShape, layout);
   const windowDimensions = listOption(options.windowDimensions, 2, [x.h, x.w], label, 'windowDimensions', true);
   const outputSizes = options.outputSizes === undefined ? null : listOption(options.outputSizes, 2, [], label, 'outputSizes');
-  const padding = outputSizes ? [0, 0, 0, 0] : listOption(options.padding, 4, [0, 0, 0, 0], label, 'padding');
+  const padding = listOption(options.padding, 4, [0, 0, 0, 0], label, 'padding');
   const strides = listOption(options.strides, 2, [1, 1], label, 'strides', true);
-  if (outputSizes && (outputSizes[0] >= strides[0] || outputSizes[1] >= strides[1])) {
-    throw typeError(label, `outputSizes [${outputSizes}] must be smaller than strides [${strides}]`);
-  }
   const dilations = listOption(options.dilations, 2, [1, 1], label, 'dilations', true);
   const calculatedHeight = convOutputSize(x.h, windowDimensions[0], padding[0], padding[1], strides[0], dilations[0]);
   const calculatedWidth = convOutputSize(x.w, windowDimensions[1], padding[2], padding[3], strides[1], dilations[1]);
