@@ -3,8 +3,8 @@
 Spec sections: "Reduction operations", "argMin/argMax operations", "cumulativeSum" of
 /work/shared/reference/webnn-spec.bs. Options are dicts keyed by the spec's dictionary members
 (MLReduceOptions, MLArgMinMaxOptions, MLCumulativeSumOptions) with the spec's defaults.
-Float inputs are computed in float64; integer inputs in int64 (exact while no intermediate
-exceeds int64), left for the caller to cast to the output type.
+Float inputs are computed in float64; integer inputs in int64 (uint64 in uint64), wrapping
+modulo 2^64 as the kernels do, left for the caller to cast to the output type.
 """
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ import numpy as np
 
 
 def _prepare(x):
+    """float64 for floats; int64 for integers (uint64 kept: its arithmetic wraps modulo 2^64)."""
     x = np.asarray(x)
+    if x.dtype == np.uint64:
+        return x
     return x.astype(np.int64) if x.dtype.kind in "iu" else x.astype(np.float64)
 
 

@@ -10,9 +10,10 @@ import {wgslType} from '../gpu/types.js';
 import {checkAxis, optionsDict, reductionShape} from '../shape/reduce.js';
 import {FLOAT_HELPERS, addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {arith, int64Helpers, kindOf} from './reduce.js';
 
-/** Input types the kernel reads (every type with a 32-bit compute layout). */
-const INPUT_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int8', 'uint8'];
+/** Input types (spec: any). */
+const INPUT_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8'];
 const OUTPUT_TYPES = ['int32', 'int64'];
 const MAX_INDEX = {int32: 2 ** 31 - 1, int64: Number.MAX_SAFE_INTEGER};
 
@@ -36,15 +37,15 @@ function argMethod(name) {
 }
 
 /** WGSL: `better(a, b)` picks the winning (value, index) pair. */
-function pickFn(T, isMax) {
-  const cmp = isMax ? '>' : '<';
-  const nan = T === 'f32'
+function pickFn(T, kind, isMax) {
+  const wins = isMax ? arith('lt', kind, 'b.v', 'a.v') : arith('lt', kind, 'a.v', 'b.v');
+  const nan = kind === 'f'
     ? `  if (is_nan(a.v) != is_nan(b.v)) { if (is_nan(a.v)) { return a; } return b; }
   if (is_nan(a.v)) { if (a.i < b.i) { return a; } return b; }\n`
     : '';
   return `struct Pair { v: ${T}, i: u32 };
 fn better(a: Pair, b: Pair) -> Pair {
-${nan}  if (a.v ${cmp} b.v || (a.v == b.v && a.i < b.i)) { return a; }
+${nan}  if (${wins} || (${arith('eq', kind, 'a.v', 'b.v')} && a.i < b.i)) { return a; }
   return b;
 }`;
 }
@@ -59,7 +60,8 @@ function lowerArg(node, L) {
   const shader = new Shader(`${node.op}${short ? '_short' : ''}`).read('X', T).write('Y', O);
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};
-  shader.fn(FLOAT_HELPERS).fn(pickFn(T, node.op === 'argMax'));
+  const pick = pickFn(T, kindOf(input.dataType), node.op === 'argMax');
+  shader.fn(FLOAT_HELPERS).fn(int64Helpers(pick)).fn(pick);
   const store = O === 'vec2<u32>' ? 'vec2<u32>(best.i, 0u)' : `${O}(best.i)`;
   const size = short ? 1 : rowWorkgroupSize(split.n);
   const row = short ? 'gi' : 'wg';

@@ -5,7 +5,7 @@
  * Short rows (or many of them): one invocation scans a row. Long rows: a workgroup of 64 splits
  * the row into 64 consecutive chunks, sums each, scans the 64 chunk sums in workgroup memory,
  * then each invocation writes its chunk's running sums from its chunk's starting offset.
- * Floats in f32, int32/uint32 in 32-bit integers (wrapping).
+ * Floats in f32, integers in their compute type (int64/uint64 as (lo, hi) words), wrapping.
  */
 import {typeError} from '../errors.js';
 import {Shader} from '../gpu/wgsl.js';
@@ -13,8 +13,9 @@ import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {optionsDict} from '../shape/reduce.js';
 import {declareRowIndexers, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {ARITH, arith, int64Helpers, kindOf} from './reduce.js';
 
-const TYPES = ['float32', 'float16', 'int32', 'uint32'];
+const TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64'];
 const CHUNKS = 64;
 
 /** WebIDL `unsigned long` (no [EnforceRange]): NaN/±Inf -> 0, else truncated modulo 2^32. */
@@ -51,13 +52,16 @@ function lowerCumulativeSum(node, L) {
   const shader = new Shader(`cumulativeSum${short ? '_short' : ''}`).read('X', T).write('Y', T);
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};
-  const zero = {f32: '0.0', i32: '0i', u32: '0u'}[T];
+  const kind = kindOf(dt);
+  const zero = ARITH.zero[kind];
+  const add = (acc, x) => arith('add', kind, acc, x);
+  shader.fn(int64Helpers(add('acc', 'x')));
   // position p of the scan order -> element index along the axis
   shader.fn(storeHelpers(dt)).fn(`fn at(p: u32) -> u32 { return ${reversed ? 'u_n() - 1u - p' : 'p'}; }`);
   const scan = (from, to) => `for (var p = ${from}; p < ${to}; p++) {
     let o = base + e_offset(at(p));
     let x = X[o];
-    ${exclusive ? `Y[o] = ${storeExpr(dt, 'acc')};\n    acc += x;` : `acc += x;\n    Y[o] = ${storeExpr(dt, 'acc')};`}
+    ${exclusive ? `Y[o] = ${storeExpr(dt, 'acc')};\n    acc = ${add('acc', 'x')};` : `acc = ${add('acc', 'x')};\n    Y[o] = ${storeExpr(dt, 'acc')};`}
   }`;
   const values = [L.value(input), L.result(node)];
   if (short) {
@@ -72,11 +76,11 @@ function lowerCumulativeSum(node, L) {
   let start = min(li * chunk, u_n());
   let end = min(start + chunk, u_n());
   var acc: ${T} = ${zero};
-  for (var p = start; p < end; p++) { acc += X[base + e_offset(at(p))]; }
+  for (var p = start; p < end; p++) { acc = ${add('acc', 'X[base + e_offset(at(p))]')}; }
   sums[li] = acc;
   workgroupBarrier();
   acc = ${zero};
-  for (var c = 0u; c < li; c++) { acc += sums[c]; }
+  for (var c = 0u; c < li; c++) { acc = ${add('acc', 'sums[c]')}; }
   ${scan('start', 'end')}`, {workgroupSize: CHUNKS, guard: false});
   L.step({shader, values, uniforms, groups: split.rows, label: node.label});
 }

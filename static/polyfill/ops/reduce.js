@@ -5,8 +5,8 @@
  * One table of WGSL fragments (map each element, combine two partial results, finish) over one
  * row kernel (rows.js): a row is one output element, its elements the reduced positions. Long
  * rows get a workgroup each, short rows an invocation each. Floats accumulate in f32 and
- * propagate NaN (max/min included); int32/uint32 (and int8/uint8 for max/min) accumulate in
- * 32-bit integers, wrapping on overflow. reduceLogSumExp subtracts the row max first, so large
+ * propagate NaN (max/min included); integers accumulate in their compute type (32-bit, or
+ * 64-bit as (lo, hi) words through gpu/int64.js), wrapping on overflow. reduceLogSumExp subtracts the row max first, so large
  * inputs do not overflow; log and exp are the accurate versions from rows.js.
  */
 import {typeError} from '../errors.js';
@@ -15,40 +15,65 @@ import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {optionsDict, reductionShape} from '../shape/reduce.js';
 import {FLOAT_HELPERS, addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {INT64} from '../gpu/int64.js';
+import {collectHelpers, helpersUsedIn} from '../gpu/wgsl_lib.js';
 
 const FLOAT = ['float32', 'float16'];
-const INT32 = ['int32', 'uint32'];
+const INTEGER = ['int32', 'uint32', 'int64', 'uint64'];
 
-/** WGSL constant of a compute type T: 'zero' | 'one' | 'lowest' | 'highest'. */
-function constant(T, which) {
-  const table = {
-    f32: {zero: '0.0', one: '1.0', lowest: '-inf_f32(0u)', highest: 'inf_f32(0u)'},
-    i32: {zero: '0i', one: '1i', lowest: 'bitcast<i32>(0x80000000u)', highest: '0x7fffffffi'},
-    u32: {zero: '0u', one: '1u', lowest: '0u', highest: '0xffffffffu'},
-  };
-  return table[T][which];
+/** Arithmetic kind of a data type's compute layout: f (f32), i32, u32, i64, u64 (vec2<u32>). */
+export function kindOf(dataType) {
+  return {float32: 'f', float16: 'f', int32: 'i32', int8: 'i32', uint32: 'u32', uint8: 'u32', int64: 'i64', uint64: 'u64'}[dataType];
 }
 
-const SUM = (T) => 'a + b';
-const MAX = (T) => (T === 'f32' ? 'max_nan(a, b)' : 'max(a, b)');
-const MIN = (T) => (T === 'f32' ? 'min_nan(a, b)' : 'min(a, b)');
+/**
+ * WGSL fragments per arithmetic kind: constants, and binary operations of `a` and `b` (64-bit
+ * ones through gpu/int64.js; add and mul wrap, as for 32-bit integers).
+ */
+export const ARITH = {
+  zero: {f: '0.0', i32: '0i', u32: '0u', i64: 'vec2<u32>(0u, 0u)', u64: 'vec2<u32>(0u, 0u)'},
+  one: {f: '1.0', i32: '1i', u32: '1u', i64: 'vec2<u32>(1u, 0u)', u64: 'vec2<u32>(1u, 0u)'},
+  lowest: {f: '-inf_f32(0u)', i32: 'bitcast<i32>(0x80000000u)', u32: '0u', i64: 'vec2<u32>(0u, 0x80000000u)', u64: 'vec2<u32>(0u, 0u)'},
+  highest: {f: 'inf_f32(0u)', i32: '0x7fffffffi', u32: '0xffffffffu', i64: 'vec2<u32>(0xffffffffu, 0x7fffffffu)', u64: 'vec2<u32>(0xffffffffu, 0xffffffffu)'},
+  add: {f: 'a + b', i32: 'a + b', u32: 'a + b', i64: 'i64_add(a, b)', u64: 'i64_add(a, b)'},
+  mul: {f: 'a * b', i32: 'a * b', u32: 'a * b', i64: 'i64_mul(a, b)', u64: 'i64_mul(a, b)'},
+  max: {f: 'max_nan(a, b)', i32: 'max(a, b)', u32: 'max(a, b)', i64: 'i64_max(a, b)', u64: 'u64_max(a, b)'},
+  min: {f: 'min_nan(a, b)', i32: 'min(a, b)', u32: 'min(a, b)', i64: 'i64_min(a, b)', u64: 'u64_min(a, b)'},
+  /** a < b */
+  lt: {f: 'a < b', i32: 'a < b', u32: 'a < b', i64: 'i64_lt(a, b)', u64: 'u64_lt(a, b)'},
+  /** a == b */
+  eq: {f: 'a == b', i32: 'a == b', u32: 'a == b', i64: 'all(a == b)', u64: 'all(a == b)'},
+};
+
+/** ARITH[op][kind] with `a` and `b` replaced by the given WGSL expressions. */
+export function arith(op, kind, a = 'a', b = 'b') {
+  return ARITH[op][kind].replace(/\b[ab]\b/g, (v) => (v === 'a' ? a : b));
+}
+
+/** WGSL of the gpu/int64.js helpers that `code` calls. */
+export function int64Helpers(code) {
+  return collectHelpers(INT64, helpersUsedIn(INT64, code));
+}
+
+const L1 = {f: 'abs(x)', i32: 'abs(x)', u32: 'x', i64: 'i64_abs(x)', u64: 'x'};
+const SQUARE = {f: 'x * x', i32: 'x * x', u32: 'x * x', i64: 'i64_mul(x, x)', u64: 'i64_mul(x, x)'};
 
 /**
- * Reducers: data types (spec tensor limits, restricted to what the kernels implement), the
- * initial value, the per-element map of `x`, the combine of `a` and `b`, and the final
- * expression of the row result `acc` (`n` is the element count as f32).
+ * Reducers: data types (the spec's tensor limits), the initial value (an ARITH constant), the
+ * per-element map of `x`, the combining ARITH operation, and the final expression of the row
+ * result `acc` (`n` is the element count as f32; `m` the row max where `shifted`).
  */
 export const REDUCERS = {
-  reduceL1: {types: [...FLOAT, ...INT32], init: 'zero', map: (T) => (T === 'u32' ? 'x' : 'abs(x)'), combine: SUM, final: 'acc'},
-  reduceL2: {types: FLOAT, init: 'zero', map: () => 'x * x', combine: SUM, final: 'sqrt(acc)'},
-  reduceLogSum: {types: FLOAT, init: 'zero', map: () => 'x', combine: SUM, final: 'log_acc(acc)'},
-  reduceLogSumExp: {types: FLOAT, init: 'zero', map: () => 'exp_acc(x - m)', combine: SUM, final: 'select(m, m + log_acc(acc), is_finite(m))', shifted: true},
-  reduceMax: {types: [...FLOAT, ...INT32, 'int8', 'uint8'], init: 'lowest', map: () => 'x', combine: MAX, final: 'acc'},
-  reduceMean: {types: FLOAT, init: 'zero', map: () => 'x', combine: SUM, final: 'acc / n'},
-  reduceMin: {types: [...FLOAT, ...INT32, 'int8', 'uint8'], init: 'highest', map: () => 'x', combine: MIN, final: 'acc'},
-  reduceProduct: {types: [...FLOAT, ...INT32], init: 'one', map: () => 'x', combine: (T) => 'a * b', final: 'acc'},
-  reduceSum: {types: [...FLOAT, ...INT32], init: 'zero', map: () => 'x', combine: SUM, final: 'acc'},
-  reduceSumSquare: {types: [...FLOAT, ...INT32], init: 'zero', map: () => 'x * x', combine: SUM, final: 'acc'},
+  reduceL1: {types: [...FLOAT, ...INTEGER], init: 'zero', map: L1, combine: 'add', final: 'acc'},
+  reduceL2: {types: FLOAT, init: 'zero', map: SQUARE, combine: 'add', final: 'sqrt(acc)'},
+  reduceLogSum: {types: FLOAT, init: 'zero', map: {f: 'x'}, combine: 'add', final: 'log_acc(acc)'},
+  reduceLogSumExp: {types: FLOAT, init: 'zero', map: {f: 'exp_acc(x - m)'}, combine: 'add', final: 'select(m, m + log_acc(acc), is_finite(m))', shifted: true},
+  reduceMax: {types: [...FLOAT, ...INTEGER, 'int8', 'uint8'], init: 'lowest', combine: 'max', final: 'acc'},
+  reduceMean: {types: FLOAT, init: 'zero', map: {f: 'x'}, combine: 'add', final: 'acc / n'},
+  reduceMin: {types: [...FLOAT, ...INTEGER, 'int8', 'uint8'], init: 'highest', combine: 'min', final: 'acc'},
+  reduceProduct: {types: [...FLOAT, ...INTEGER], init: 'one', combine: 'mul', final: 'acc'},
+  reduceSum: {types: [...FLOAT, ...INTEGER], init: 'zero', combine: 'add', final: 'acc'},
+  reduceSumSquare: {types: [...FLOAT, ...INTEGER], init: 'zero', map: SQUARE, combine: 'add', final: 'acc'},
 };
 
 function reduceMethod(name) {
@@ -78,11 +103,12 @@ export function reduceRows(L, def, input, axes, out, label) {
   const shader = new Shader(short ? 'reduce_short' : 'reduce').read('X', T).write('Y', T);
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};
-  shader.fn(storeHelpers(dt)).fn(FLOAT_HELPERS);
-  shader.fn(`fn combine(a: ${T}, b: ${T}) -> ${T} { return ${def.combine(T)}; }
-fn map_x(x: ${T}, m: f32) -> ${T} { return ${def.map(T)}; }
-fn finish(acc: ${T}, m: f32) -> ${T} { let n = f32(u_n()); return ${def.final}; }`);
-  const init = constant(T, def.init);
+  const kind = kindOf(dt);
+  const fns = `fn combine(a: ${T}, b: ${T}) -> ${T} { return ${ARITH[def.combine][kind]}; }
+fn map_x(x: ${T}, m: f32) -> ${T} { return ${def.map?.[kind] ?? 'x'}; }
+fn finish(acc: ${T}, m: f32) -> ${T} { let n = f32(u_n()); return ${def.final}; }`;
+  shader.fn(storeHelpers(dt)).fn(FLOAT_HELPERS).fn(int64Helpers(fns)).fn(fns);
+  const init = ARITH[def.init][kind];
   const size = short ? 1 : rowWorkgroupSize(split.n);
   const row = short ? 'gi' : 'wg';
   const first = short ? '0u' : 'li';

@@ -12,6 +12,7 @@ import numpy as np
 
 from tests.conformance.encode import operand, validation_case
 from tests.conformance.family_helpers import op_case
+from tests.graph_runner import data_type_of
 from tests.reference.ops import gemm, matmul
 
 SEED = 20261130
@@ -43,14 +44,15 @@ def _gemm_case(name, a, b, c=None, const=(), **opts):
     if c is not None:
         options["c"] = operand("c")
     ref_opts = dict(opts) | ({"c": c} if c is not None else {})
+    dt = data_type_of(a)
     with np.errstate(invalid="ignore"):
-        expected = gemm(a, b, ref_opts)
+        expected = gemm(a, b, ref_opts, data_type=dt)
     k = a.shape[0] if opts.get("aTranspose") else a.shape[1]
     return op_case(
-        f"gemm/float32/{name}", "gemm", "float32", [operand("a"), operand("b")], options or None,
+        f"gemm/{dt}/{name}", "gemm", dt, [operand("a"), operand("b")], options or None,
         inputs={n: v for n, v in arrays.items() if n not in const},
         constants={n: v for n, v in arrays.items() if n in const},
-        expected={"y": (expected, "float32")}, metric="ULP", value=_gemm_bound(k, opts | ({"c": 1} if c is not None else {})))
+        expected={"y": (expected, dt)}, metric="ULP", value=_gemm_bound(k, opts | ({"c": 1} if c is not None else {})))
 
 
 def _gemm_cases(rng):
@@ -102,13 +104,14 @@ def _gemm_cases(rng):
 
 def _matmul_case(name, a, b, const=()):
     arrays = {"a": a, "b": b}
+    dt = data_type_of(a)
     with np.errstate(invalid="ignore"):
         expected = matmul(a, b)
     return op_case(
-        f"matmul/float32/{name}", "matmul", "float32", [operand("a"), operand("b")], None,
+        f"matmul/{dt}/{name}", "matmul", dt, [operand("a"), operand("b")], None,
         inputs={n: v for n, v in arrays.items() if n not in const},
         constants={n: v for n, v in arrays.items() if n in const},
-        expected={"y": (expected, "float32")}, metric="ULP", value=2 * a.shape[-1])
+        expected={"y": (expected, dt)}, metric="ULP", value=2 * a.shape[-1])
 
 
 def _batched(rng, batch_a, batch_b, m, k, n, exact=False):
@@ -138,10 +141,31 @@ def _matmul_cases(rng):
     return cases
 
 
+def _float16_cases(rng):
+    """float16 operands (computed in f32, rounded once to float16); bounds in float16 ULP."""
+    h = lambda *arrays: [x.astype(np.float16) for x in arrays]  # noqa: E731
+    cases = []
+    for m, k, n, at, bt in [(5, 7, 9, False, False), (65, 18, 70, True, True), (1, 130, 70, False, True), (3, 40, 2, True, False)]:
+        a, b = no_cancel(rng, m, k, n)
+        a = np.ascontiguousarray(a.T) if at else a
+        b = np.ascontiguousarray(b.T) if bt else b
+        opts = ({"aTranspose": True} if at else {}) | ({"bTranspose": True} if bt else {})
+        cases.append(_gemm_case(f"{m}x{k}x{n}-aT{int(at)}-bT{int(bt)}", *h(a, b), **opts))
+    a, b, c = h(dyadic(rng, (6, 11)), dyadic(rng, (11, 10)), dyadic(rng, (10,)))
+    cases.append(_gemm_case("c-alpha-beta", a, b, c, alpha=0.5, beta=-2.0))
+    cases.append(_gemm_case("c-constant", a, b, c, const=("b", "c")))
+    for ba, bb, m, k, n in [((3,), (3,), 5, 6, 4), ((2, 1), (3,), 17, 3, 2), ((), (2,), 1, 40, 9)]:
+        cases.append(_matmul_case(f"{list(ba)}x{list(bb)}-{m}x{k}x{n}".replace(" ", ""), *h(*_batched(rng, ba, bb, m, k, n))))
+    a, b = h(*_batched(rng, (2,), (2,), 4, 5, 6))
+    a[1, 2, 3], b[0, 1, 1] = np.nan, np.inf
+    cases.append(_matmul_case("nan-inf", a, b))
+    return cases
+
+
 def graph_cases() -> list[dict]:
     """gemm and matmul graph cases (deterministic)."""
     rng = np.random.default_rng(SEED)
-    return _gemm_cases(rng) + _matmul_cases(rng)
+    return _gemm_cases(rng) + _matmul_cases(rng) + _float16_cases(rng)
 
 
 def _input(name, shape, data_type="float32"):

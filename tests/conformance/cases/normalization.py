@@ -12,6 +12,7 @@ import numpy as np
 
 from tests.conformance.encode import operand, validation_case
 from tests.conformance.family_helpers import op_case
+from tests.graph_runner import data_type_of
 from tests.reference.normalization import batchNormalization, instanceNormalization, layerNormalization
 
 SEED = 777
@@ -23,13 +24,21 @@ def _f32(a):
 
 def _case(op, name, args, options, arrays, expected, metric, value, const=()):
     opts = {k: (operand(k) if k in ("scale", "bias") else v) for k, v in options.items()}
-    return op_case(f"{op}/float32/{name}", op, "float32", args, opts or None,
+    dt = data_type_of(arrays["x"])
+    return op_case(f"{op}/{dt}/{name}", op, dt, args, opts or None,
                    inputs={k: v for k, v in arrays.items() if k not in const},
                    constants={k: v for k, v in arrays.items() if k in const},
-                   expected={"y": (expected, "float32")}, metric=metric, value=value)
+                   expected={"y": (expected, dt)}, metric=metric, value=value)
 
 
-def batch_case(rng, name, shape, axis=None, scale=True, bias=True, epsilon=None, const=("mean", "variance", "scale", "bias"), x=None):
+def _f16(arrays, options):
+    """The float16 version of a case's arrays and options."""
+    arrays = {k: v.astype(np.float16) for k, v in arrays.items()}
+    return arrays, {k: (arrays[k] if k in arrays else v) for k, v in options.items()}
+
+
+def batch_case(rng, name, shape, axis=None, scale=True, bias=True, epsilon=None, const=("mean", "variance", "scale", "bias"), x=None,
+               half=False):
     c = shape[1 if axis is None else axis]
     mean = _f32(rng.uniform(-1.0, 0.5, c))
     variance = _f32(rng.uniform(0.2, 2.0, c))
@@ -48,7 +57,10 @@ def batch_case(rng, name, shape, axis=None, scale=True, bias=True, epsilon=None,
     if bias:
         arrays["bias"] = _f32(signs * rng.uniform(0.1, 1.0, c))
         options["bias"] = arrays["bias"]
-    expected = batchNormalization(x, mean, variance, options)
+    if half:
+        arrays, options = _f16(arrays, options)
+        x, mean, variance = arrays["x"], arrays["mean"], arrays["variance"]
+    expected = batchNormalization(x, mean, variance, options, data_type=data_type_of(x))
     return _case("batchNormalization", name, [operand("x"), operand("mean"), operand("variance")], options,
                  arrays, expected, "ULP", 6, const)
 
@@ -64,7 +76,7 @@ def paired_rows(rng, rows, n):
     return x
 
 
-def instance_case(rng, name, n, c, h, w, layout="nchw", scale=True, bias=True, epsilon=None):
+def instance_case(rng, name, n, c, h, w, layout="nchw", scale=True, bias=True, epsilon=None, half=False):
     rows = paired_rows(rng, n * c, h * w).reshape(n, c, h, w)
     x = _f32(rows if layout == "nchw" else rows.transpose(0, 2, 3, 1))
     options = {} if layout == "nchw" else {"layout": layout}
@@ -79,11 +91,14 @@ def instance_case(rng, name, n, c, h, w, layout="nchw", scale=True, bias=True, e
         bound = 3.0 * np.sqrt(h * w) * (np.abs(s) if scale else 1.0)
         arrays["bias"] = _f32(np.where(rng.random(c) < 0.5, -1.0, 1.0) * (bound + rng.uniform(0.0, 1.0, c)))
         options["bias"] = arrays["bias"]
-    expected = instanceNormalization(x, options)
-    return _case("instanceNormalization", name, [operand("x")], options, arrays, expected, "ULP", 840, const=("scale", "bias"))
+    if half:
+        arrays, options = _f16(arrays, options)
+    expected = instanceNormalization(arrays["x"], options, data_type=data_type_of(arrays["x"]))
+    return _case("instanceNormalization", name, [operand("x")], options, arrays, expected, "ULP", 8400 if half else 840,
+                 const=("scale", "bias"))
 
 
-def layer_case(rng, name, shape, axes=None, scale=True, bias=True, epsilon=None, x=None):
+def layer_case(rng, name, shape, axes=None, scale=True, bias=True, epsilon=None, x=None, half=False):
     x = _f32(rng.uniform(-3.0, 3.0, shape)) if x is None else x
     options = {} if axes is None else {"axes": axes}
     if epsilon is not None:
@@ -97,8 +112,11 @@ def layer_case(rng, name, shape, axes=None, scale=True, bias=True, epsilon=None,
     if bias:
         arrays["bias"] = _f32(rng.uniform(-1.0, 1.0, pshape))
         options["bias"] = arrays["bias"]
-    expected = layerNormalization(x, options)
-    return _case("layerNormalization", name, [operand("x")], options, arrays, expected, "ATOL", 1 / 1024, const=("scale",))
+    if half:
+        arrays, options = _f16(arrays, options)
+    expected = layerNormalization(arrays["x"], options, data_type=data_type_of(arrays["x"]))
+    return _case("layerNormalization", name, [operand("x")], options, arrays, expected, "ATOL", 1 / 512 if half else 1 / 1024,
+                 const=("scale",))
 
 
 def graph_cases() -> list[dict]:
@@ -136,6 +154,13 @@ def graph_cases() -> list[dict]:
     x[0, 2], x[1, 5] = np.nan, np.inf
     cases.append(layer_case(rng, "nan-inf", x.shape, [1], x=x))
     cases.append(layer_case(rng, "constant-rows", (2, 40), [1], x=np.full((2, 40), 2.5, np.float32)))
+    # float16: bounds 6 ULP, 8400 ULP, 1/512
+    cases.append(batch_case(rng, "nchw", (2, 3, 4, 5), half=True))
+    cases.append(batch_case(rng, "axis3-no-bias", (2, 3, 4, 5), 3, bias=False, half=True))
+    cases.append(instance_case(rng, "nchw-2x3x4x5", 2, 3, 4, 5, half=True))
+    cases.append(instance_case(rng, "nhwc-1x2x20x20", 1, 2, 20, 20, "nhwc", half=True))
+    cases.append(layer_case(rng, "default-rank4", (2, 3, 4, 5), half=True))
+    cases.append(layer_case(rng, "axes-unsorted", (2, 3, 4, 5), [3, 1], half=True))
     return cases
 
 

@@ -14,54 +14,57 @@ import numpy as np
 
 from tests.conformance.encode import operand, validation_case
 from tests.conformance.family_helpers import op_case
+from tests.graph_runner import data_type_of
 from tests.reference.recurrent import gru, gruCell, lstm, lstmCell
 
 SEED = 31337
 F32 = np.float32
 
 
-def _bound(steps, input_size, hidden, lstm_op, expected):
+def _bound(steps, input_size, hidden, lstm_op, expected, ulp_of_one=2.0 ** -23):
     scale = max([1.0] + [float(np.nanmax(np.abs(e))) for e in expected])
     per_step = 2 * (input_size + hidden) + 60 + (16 if lstm_op else 0)
-    return steps * per_step * 2.0 ** -23 * scale
+    return steps * per_step * ulp_of_one * scale
 
 
-def _arrays(rng, shapes):
-    return {n: rng.uniform(-0.6, 0.6, s).astype(F32) for n, s in shapes.items()}
+def _arrays(rng, shapes, dtype=F32):
+    return {n: rng.uniform(-0.6, 0.6, s).astype(dtype) for n, s in shapes.items()}
 
 
 def _case(op, name, args, option_arrays, plain_options, arrays, expected, steps, input_size, hidden, const=()):
     options = dict(plain_options) | {k: operand(k) for k in option_arrays}
-    outs = {f"y{i}": (e, "float32") for i, e in enumerate(expected)}
-    return op_case(f"{op}/float32/{name}", op, "float32", args, options or None,
+    dt = data_type_of(arrays["x"])
+    outs = {f"y{i}": (e, dt) for i, e in enumerate(expected)}
+    return op_case(f"{op}/{dt}/{name}", op, dt, args, options or None,
                    inputs={k: v for k, v in arrays.items() if k not in const},
                    constants={k: v for k, v in arrays.items() if k in const},
                    expected=outs, metric="ATOL",
-                   value=_bound(steps, input_size, hidden, op.startswith("lstm"), expected))
+                   value=_bound(steps, input_size, hidden, op.startswith("lstm"), expected,
+                                2.0 ** -10 if dt == "float16" else 2.0 ** -23))
 
 
-def gru_cell_case(rng, name, batch, input_size, hidden, opt_names=("bias", "recurrentBias"), **plain):
+def gru_cell_case(rng, name, batch, input_size, hidden, opt_names=("bias", "recurrentBias"), dtype=F32, **plain):
     g = 3 * hidden
     arrays = _arrays(rng, {"x": (batch, input_size), "w": (g, input_size), "r": (g, hidden), "h": (batch, hidden)}
-                     | {n: (g,) for n in opt_names})
+                     | {n: (g,) for n in opt_names}, dtype)
     ref_opts = dict(plain) | {n: arrays[n] for n in opt_names}
     expected = [gruCell(arrays["x"], arrays["w"], arrays["r"], arrays["h"], hidden, ref_opts)]
     args = [operand("x"), operand("w"), operand("r"), operand("h"), hidden]
     return _case("gruCell", name, args, opt_names, plain, arrays, expected, 1, input_size, hidden, const=("w", "r"))
 
 
-def lstm_cell_case(rng, name, batch, input_size, hidden, opt_names=("bias", "recurrentBias"), **plain):
+def lstm_cell_case(rng, name, batch, input_size, hidden, opt_names=("bias", "recurrentBias"), dtype=F32, **plain):
     g = 4 * hidden
     shapes = {"x": (batch, input_size), "w": (g, input_size), "r": (g, hidden), "h": (batch, hidden), "c": (batch, hidden)}
     shapes |= {n: ((3 * hidden,) if n == "peepholeWeight" else (g,)) for n in opt_names}
-    arrays = _arrays(rng, shapes)
+    arrays = _arrays(rng, shapes, dtype)
     ref_opts = dict(plain) | {n: arrays[n] for n in opt_names}
     expected = list(lstmCell(arrays["x"], arrays["w"], arrays["r"], arrays["h"], arrays["c"], hidden, ref_opts))
     args = [operand("x"), operand("w"), operand("r"), operand("h"), operand("c"), hidden]
     return _case("lstmCell", name, args, opt_names, plain, arrays, expected, 1, input_size, hidden, const=("w",))
 
 
-def sequence_case(rng, op, name, steps, batch, input_size, hidden, opt_names=("bias", "recurrentBias"), **plain):
+def sequence_case(rng, op, name, steps, batch, input_size, hidden, opt_names=("bias", "recurrentBias"), dtype=F32, **plain):
     gates = 3 if op == "gru" else 4
     dirs = 2 if plain.get("direction") == "both" else 1
     g = gates * hidden
@@ -69,7 +72,7 @@ def sequence_case(rng, op, name, steps, batch, input_size, hidden, opt_names=("b
     for n in opt_names:
         shapes[n] = {"bias": (dirs, g), "recurrentBias": (dirs, g), "peepholeWeight": (dirs, 3 * hidden),
                      "initialHiddenState": (dirs, batch, hidden), "initialCellState": (dirs, batch, hidden)}[n]
-    arrays = _arrays(rng, shapes)
+    arrays = _arrays(rng, shapes, dtype)
     ref_opts = dict(plain) | {n: arrays[n] for n in opt_names}
     fn = gru if op == "gru" else lstm
     expected = fn(arrays["x"], arrays["w"], arrays["r"], steps, hidden, ref_opts)
@@ -125,6 +128,13 @@ def graph_cases() -> list[dict]:
         sequence_case(rng, "lstm", "ifgo-both", 3, 2, 4, 3, all_lstm, layout="ifgo", direction="both", returnSequence=True),
         sequence_case(rng, "lstm", "activations", 3, 1, 3, 4, ("bias",), activations=["sigmoid", "relu", "tanh"]),
         sequence_case(rng, "lstm", "long", 12, 3, 10, 16, all_lstm, direction="both", returnSequence=True),
+    ]
+    f16 = np.float16
+    cases += [
+        gru_cell_case(rng, "default", 2, 3, 4, dtype=f16),
+        lstm_cell_case(rng, "peephole", 2, 3, 4, ("bias", "recurrentBias", "peepholeWeight"), dtype=f16),
+        sequence_case(rng, "gru", "both-seq1", 3, 2, 3, 4, all_gru, dtype=f16, direction="both", returnSequence=True),
+        sequence_case(rng, "lstm", "both-seq1", 3, 2, 3, 4, all_lstm, dtype=f16, direction="both", returnSequence=True),
     ]
     return cases
 

@@ -16,6 +16,8 @@ from tests.conformance.family_helpers import op_case
 from tests.reference.reduce import argMax, argMin, cumulativeSum, reduce
 
 SEED = 424242
+DTYPE_NAMES = {np.float32: "float32", np.float16: "float16", np.int32: "int32", np.uint32: "uint32",
+               np.int64: "int64", np.uint64: "uint64", np.int8: "int8", np.uint8: "uint8"}
 
 BOUNDS = {
     "reduceL1": lambda n: n, "reduceL2": lambda n: 2 * n + 2, "reduceLogSum": lambda n: n + 18,
@@ -59,7 +61,7 @@ def _count(shape, options):
 
 def reduce_case(name, op, x, options, data_type=None):
     """A reduction case; integer inputs compare exactly."""
-    data_type = data_type or {np.float32: "float32", np.int32: "int32", np.uint32: "uint32"}[x.dtype.type]
+    data_type = data_type or DTYPE_NAMES[x.dtype.type]
     n = _count(x.shape, options)
     exact = data_type not in ("float32", "float16")
     return op_case(
@@ -109,13 +111,37 @@ def _reduce_cases(rng):
                 cases.append(reduce_case("3x4x50" + "".join(f"-{k}" for k in options), op, x, options, dt))
         small = rng.integers(1 if dt == "uint32" else -3, 4, (4, 9)).astype(dt)
         cases.append(reduce_case("4x9", "reduceProduct", small, {"axes": [1]}, dt))
+    # 64-bit integers: exact beyond 2^53 (sums of values near 2^40, extremes near 2^62, uint64 above 2^63)
+    big = rng.integers(-2**40, 2**40, (3, 40)).astype(np.int64)
+    for op in ("reduceSum", "reduceL1", "reduceMax", "reduceMin"):
+        cases.append(reduce_case("3x40-large", op, big, {"axes": [1]}))
+        cases.append(reduce_case("3x40-large-all", op, big, {}))
+    ext = rng.integers(-2**62, 2**62, (4, 5)).astype(np.int64)
+    ext[0, 0], ext[1, 1] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    cases += [reduce_case("extremes", op, ext, {"axes": [1]}) for op in ("reduceMax", "reduceMin")]
+    ub = rng.integers(0, 2**64 - 1, (4, 5), dtype=np.uint64)
+    cases += [reduce_case("above-2^63", op, ub, {"axes": [1]}) for op in ("reduceMax", "reduceMin")]
+    cases.append(reduce_case("3x40", "reduceSum", rng.integers(0, 2**50, (3, 40), dtype=np.uint64), {"axes": [1]}))
+    small = rng.integers(-5, 6, (3, 11)).astype(np.int64)
+    cases += [reduce_case("3x11", op, small, {"axes": [1]}) for op in ("reduceProduct", "reduceSumSquare")]
+    cases.append(reduce_case("wrapping", "reduceProduct", np.full((2, 3), 2**31 + 7, np.int64), {"axes": [1]}))
+    cases.append(reduce_case("3x11", "reduceProduct", rng.integers(1, 9, (3, 11), dtype=np.uint64), {"axes": [1]}))
+    # 8-bit integers (max and min only)
+    for dt, lo, hi in (("int8", -128, 128), ("uint8", 0, 256)):
+        x = rng.integers(lo, hi, (5, 7)).astype(dt)
+        cases += [reduce_case("5x7", op, x, {"axes": [1]}) for op in ("reduceMax", "reduceMin")]
+    # float16: the same bounds in float16 ULP
+    for op in BOUNDS:
+        x16 = _data(rng, op, (3, 4, 5)).astype(np.float16)
+        cases.append(reduce_case("3x4x5-axes-1-2", op, x16, {"axes": [1, 2]}))
+        cases.append(reduce_case("2x300", op, _data(rng, op, (2, 300)).astype(np.float16), {"axes": [1]}))
     return cases
 
 
 def arg_case(name, op, x, axis, options=None):
     ref = (argMax if op == "argMax" else argMin)(x, axis, options)
     out_type = (options or {}).get("outputDataType", "int32")
-    dt = {np.float32: "float32", np.int32: "int32", np.uint32: "uint32"}[x.dtype.type]
+    dt = DTYPE_NAMES[x.dtype.type]
     return op_case(f"{op}/{dt}/{name}", op, dt, [operand("x"), axis], options, inputs={"x": x},
                    expected={"y": (ref, out_type)}, metric="exact", value=0)
 
@@ -141,12 +167,20 @@ def _arg_cases(rng):
         cases.append(arg_case("nan-inf", op, special, 1))
         cases.append(arg_case("int32", op, rng.integers(-100, 100, (5, 6)).astype(np.int32), 1))
         cases.append(arg_case("uint32", op, rng.integers(0, 2**32 - 1, (5, 6), dtype=np.uint64).astype(np.uint32), 0))
+        near = (2**60 + rng.integers(0, 4, (4, 9))).astype(np.int64)  # equal as float64, distinct as int64
+        cases.append(arg_case("int64-beyond-2^53", op, near * np.where(rng.random((4, 1)) < 0.5, -1, 1), 1))
+        cases.append(arg_case("uint64-above-2^63", op, rng.integers(2**63, 2**64 - 1, (3, 8), dtype=np.uint64), 1))
+        cases.append(arg_case("int8", op, rng.integers(-128, 128, (3, 10)).astype(np.int8), 1))
+        cases.append(arg_case("uint8", op, rng.integers(0, 256, (3, 10)).astype(np.uint8), 0, {"keepDimensions": True}))
+        x16 = rng.uniform(-5, 5, (4, 33)).astype(np.float16)
+        x16[2, 7] = np.nan
+        cases.append(arg_case("float16", op, x16, 1, {"outputDataType": "int64"}))
     return cases
 
 
 def cumsum_case(name, x, axis, options=None):
-    dt = {np.float32: "float32", np.int32: "int32", np.uint32: "uint32"}[x.dtype.type]
-    exact = dt != "float32"
+    dt = DTYPE_NAMES[x.dtype.type]
+    exact = dt not in ("float32", "float16")
     return op_case(f"cumulativeSum/{dt}/{name}", "cumulativeSum", dt, [operand("x"), axis], options,
                    inputs={"x": x}, expected={"y": (cumulativeSum(x, axis, options), dt)},
                    metric="exact" if exact else "ULP", value=0 if exact else x.shape[axis])
@@ -169,6 +203,9 @@ def _cumsum_cases(rng):
     cases.append(cumsum_case("nan-inf", x, 1))
     cases.append(cumsum_case("int32", rng.integers(-1000, 1000, (4, 300)).astype(np.int32), 1, {"exclusive": True}))
     cases.append(cumsum_case("uint32", rng.integers(0, 1000, (6, 5)).astype(np.uint32), 0, {"reversed": True}))
+    cases.append(cumsum_case("int64", rng.integers(-2**55, 2**55, (3, 50)).astype(np.int64), 1, {"exclusive": True}))
+    cases.append(cumsum_case("uint64", rng.integers(0, 2**58, (40, 3), dtype=np.uint64), 0, {"reversed": True}))
+    cases.append(cumsum_case("float16", rng.uniform(0.1, 1.0, (3, 40)).astype(np.float16), 1))
     return cases
 
 

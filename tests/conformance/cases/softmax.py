@@ -11,6 +11,7 @@ import numpy as np
 
 from tests.conformance.encode import operand, validation_case
 from tests.conformance.family_helpers import op_case
+from tests.graph_runner import data_type_of
 from tests.reference.ops import softmax
 
 SEED = 1130
@@ -19,12 +20,13 @@ SEED = 1130
 def case(name, x, axis, const=False):
     """One softmax case over input x (float32) along axis."""
     arrays = {"x": x}
+    dt = data_type_of(x)
     with np.errstate(invalid="ignore"):
         expected = softmax(x, axis)
     return op_case(
-        f"softmax/float32/{name}", "softmax", "float32", [operand("x"), axis], None,
+        f"softmax/{dt}/{name}", "softmax", dt, [operand("x"), axis], None,
         inputs={} if const else arrays, constants=arrays if const else {},
-        expected={"y": (expected, "float32")}, metric="ULP", value=3 * x.shape[axis] + 3)
+        expected={"y": (expected, dt)}, metric="ULP", value=3 * x.shape[axis] + 3)
 
 
 def graph_cases() -> list[dict]:
@@ -65,6 +67,13 @@ def graph_cases() -> list[dict]:
     x[:, 2, :] = -np.inf
     x[1, 2, 0] = 3.0
     cases.append(case("neg-inf-strided-axis", x, 1))
+    # float16 (computed in f32, rounded once)
+    cases.append(case("3x5-axis1", rand(3, 5).astype(np.float16), 1))
+    cases.append(case("2x3x4x5-axis2", rand(2, 3, 4, 5).astype(np.float16), 2))
+    cases.append(case("2x1000-axis1", rand(2, 1000).astype(np.float16), 1, const=True))
+    x = rand(4, 40).astype(np.float16)
+    x[0, 1], x[1, :], x[2, 3] = -np.inf, -np.inf, np.nan
+    cases.append(case("special-values", x, 1))
     return cases
 
 
