@@ -210,3 +210,23 @@ def test_workgroup_folding_large_elementwise(webnn_page, server_url):
       return {bad, last: out[n - 1]};
     """)["ok"]
     assert r == {"bad": 0, "last": float((16777216 % 1000) - 500 + 1)}
+
+
+def test_unsigned_arguments_convert_as_webidl(webnn_page, server_url):
+    """[EnforceRange] unsigned long: fractions truncate (1.9 -> 1); NaN, Infinity, negatives throw."""
+    r = run(webnn_page, server_url, """
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', {dataType: 'float32', shape: [2, 3, 4]});
+      const c = b.concat([x, x], 1.9);
+      const s = b.split(x, 2.5, {axis: 2.2});
+      const outcomes = [];
+      for (const axis of [NaN, Infinity, -1, 3]) {
+        try { b.concat([x, x], axis, {label: 'cat'}); outcomes.push('ok'); } catch (e) { outcomes.push(e.name + (e.message.includes('[cat]') ? ' labelled' : '')); }
+      }
+      return {concat: c.shape, split: s.map((o) => o.shape), outcomes};
+    """)
+    assert "ok" in r, r
+    r = r["ok"]
+    assert r["concat"] == [2, 6, 4]
+    assert r["split"] == [[2, 3, 2], [2, 3, 2]]
+    assert r["outcomes"] == ["TypeError labelled"] * 4

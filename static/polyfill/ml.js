@@ -35,12 +35,13 @@ export class ML {
       throw new TypeError(`createContext: invalid powerPreference ${JSON.stringify(powerPreference)}`);
     }
     if (!globalThis.navigator?.gpu) throw domError('NotSupportedError', 'WebGPU is not available in this browser', 'createContext');
-    const request = powerPreference === 'default' ? {} : {powerPreference};
+    // Some GPU hosts answer null at first, and more often without a powerPreference: retry,
+    // then ask for 'high-performance' before giving up.
+    const requests = [powerPreference === 'default' ? {} : {powerPreference}, {powerPreference: 'high-performance'}];
     let adapter = null;
-    // Some GPU hosts return null from a fresh browser at first; retry briefly.
-    for (let attempt = 0; attempt < 3 && !adapter; attempt++) {
-      adapter = await navigator.gpu.requestAdapter(request);
-      if (!adapter && attempt < 2) await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+    for (let attempt = 0; attempt < 4 && !adapter; attempt++) {
+      adapter = await navigator.gpu.requestAdapter(requests[Math.min(attempt >> 1, 1)]);
+      if (!adapter && attempt < 3) await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
     }
     if (!adapter) throw domError('NotSupportedError', 'no WebGPU adapter is available', 'createContext');
     const requiredLimits = {};

@@ -11,6 +11,7 @@
 import {ALL_TYPES, elementCount} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
+import {checkUnsigned} from '../shape/common.js';
 import {
   INDEX_TYPES, gatherElementsParams, gatherNDParams, gatherParams, scatterElementsParams, scatterNDParams,
 } from '../shape/gather.js';
@@ -133,7 +134,7 @@ function gatherMethod(op, params) {
   return function method(builder, label, input, indices, options) {
     const si = builder._operand(input, label, 'input');
     const sx = builder._operand(indices, label, 'indices');
-    const {axis = 0} = dictionary(options, label);
+    const axis = checkUnsigned(dictionary(options, label).axis ?? 0, label, 'axis');
     const p = params(si, sx, axis, label);
     const attrs = {...p, axis, count: elementCount(sx.shape)};
     return builder._node(op, [input, indices], attrs, [{dataType: si.dataType, shape: p.shape}], label)[0];
@@ -145,7 +146,7 @@ function scatterMethod(op, params) {
     const si = builder._operand(input, label, 'input');
     const sx = builder._operand(indices, label, 'indices');
     const su = builder._operand(updates, label, 'updates');
-    const {axis = 0} = dictionary(options, label);
+    const axis = checkUnsigned(dictionary(options, label).axis ?? 0, label, 'axis');
     const attrs = {...params(si, sx, su, axis, label), axis};
     return builder._node(op, [input, indices, updates], attrs, [{dataType: si.dataType, shape: si.shape.slice()}], label)[0];
   };

@@ -11,7 +11,7 @@ import {typeError} from '../errors.js';
 import {ALL_TYPES, DATA_TYPES, elementCount} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
 import {castNumber} from '../shape/cast.js';
-import {stridesOf} from '../shape/common.js';
+import {checkUnsigned, stridesOf} from '../shape/common.js';
 import {
   PADDING_MODES, concatPlan, concatShape, expandPlan, expandShape, padPlan, padShape, reshapeShape, reversePlan,
   reverseAxes, slicePlan, sliceParams, splitSizes, tilePlan, tileShape, transposePermutation, transposePlan,
@@ -93,6 +93,7 @@ function concatMethod(builder, label, inputs, axis, options) {
   }
   const list = [...inputs];
   const slotList = list.map((x, k) => builder._operand(x, label, `inputs[${k}]`));
+  axis = checkUnsigned(axis, label, 'axis');
   const shape = concatShape(slotList, axis, label);
   return builder._node('concat', list, {axis}, [{dataType: slotList[0].dataType, shape}], label)[0];
 }
@@ -111,7 +112,7 @@ function lowerConcat(node, L) {
 
 function splitMethod(builder, label, input, splits, options) {
   const s = builder._operand(input, label);
-  const {axis = 0} = dictionary(options, label);
+  const axis = checkUnsigned(dictionary(options, label).axis ?? 0, label, 'axis');
   const sizes = splitSizes(s.shape, splits, axis, label);
   const outs = sizes.map((n) => {
     const shape = s.shape.slice();

@@ -89,15 +89,21 @@ export function stridesOf(shape) {
   return strides;
 }
 
-/** Checks an unsigned integer argument (WebIDL [EnforceRange] unsigned long). */
+/**
+ * Converts an argument as WebIDL's `[EnforceRange] unsigned long` does: ToNumber, a TypeError for
+ * NaN, ±Infinity or a value outside [0, 2^32 - 1] after truncation towards zero (1.9 -> 1).
+ * @returns {number} the converted integer
+ * @throws {TypeError}
+ */
 export function checkUnsigned(value, label, what) {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0xffffffff) {
-    throw typeError(label, `${what} must be an unsigned integer, got ${String(value)}`);
-  }
-  return value;
+  const n = typeof value === 'number' ? value : (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'object' && value !== null ? NaN : Number(value));
+  if (!Number.isFinite(n)) throw typeError(label, `${what} must be an unsigned integer, got ${String(value)}`);
+  const t = Math.trunc(n) + 0;
+  if (t < 0 || t > 0xffffffff) throw typeError(label, `${what} must be an unsigned integer, got ${String(value)}`);
+  return t;
 }
 
-/** Checks a sequence of unsigned integers of optional fixed length. */
+/** Converts a sequence of `[EnforceRange] unsigned long` of optional fixed length. */
 export function checkUnsignedList(list, label, what, length) {
   if (list === null || typeof list !== 'object' || typeof list[Symbol.iterator] !== 'function') {
     throw typeError(label, `${what} must be a sequence of unsigned integers`);
@@ -106,8 +112,7 @@ export function checkUnsignedList(list, label, what, length) {
   if (length !== undefined && values.length !== length) {
     throw typeError(label, `${what} must have ${length} elements, got ${values.length}`);
   }
-  values.forEach((v) => checkUnsigned(v, label, what));
-  return values;
+  return values.map((v) => checkUnsigned(v, label, what));
 }
 
 /**

@@ -116,7 +116,7 @@ export function splitSizes(inputShape, splits, axis, label) {
   if (axis >= inputShape.length) throw typeError(label, `axis ${axis} is out of range for rank ${inputShape.length}`);
   const dim = inputShape[axis];
   if (typeof splits === 'number') {
-    checkUnsigned(splits, label, 'splits');
+    splits = checkUnsigned(splits, label, 'splits');
     if (splits < 1 || splits > MAX_TENSOR_COUNT) throw typeError(label, `splits must be 1 to ${MAX_TENSOR_COUNT}, got ${splits}`);
     if (dim % splits !== 0) throw typeError(label, `splits ${splits} does not divide the dimension ${dim} of axis ${axis}`);
     return new Array(splits).fill(dim / splits);
