@@ -183,6 +183,10 @@ export function matmulStep(L, p) {
   };
   const kernel = chooseMatmulKernel(L.ctx, M, N, batches);
   const variant = {dataType, batchRank: rank, hasC, aKContiguous: aStrides[1] === 1, bNContiguous: bStrides[1] === 1};
+  // vec4 loads: the contiguous axis holds whole, aligned vec4s
+  const aligned = (...xs) => xs.every((x) => x % 4 === 0);
+  variant.vecA = aStrides[1] === 1 && aligned(K, offsets.a, aStrides[0], ...aBatchStrides);
+  variant.vecB = bStrides[1] === 1 && aligned(N, offsets.b, bStrides[0], ...bBatchStrides);
   let shader;
   let groups;
   let threads;

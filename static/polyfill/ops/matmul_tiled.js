@@ -9,6 +9,7 @@
  *    columns of B straight from storage. On a CPU adapter (SwiftShader), where barriers are
  *    expensive, this is the fast one.
  * The accumulators are unrolled into named variables (no dynamically indexed arrays).
+ * Where the data allows (see matmul_kernels.js), A and/or B are read as vec4s.
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
@@ -17,26 +18,30 @@ import {storeHelpers, wgslType} from '../gpu/types.js';
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
  * @param {function} epilogue (dataType, cTerm) -> WGSL of store_y
  */
-export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide}, declareCommon, epilogue) {
+export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB}, declareCommon, epilogue) {
   const T = wgslType(dataType);
   const tile = wide ? 128 : 64;
   const q = tile / 4; // vec4s per k-row of a staged tile
   const halves = wide ? [0, 1] : [0];
-  const shader = new Shader(wide ? 'matmul_tiled128' : 'matmul_tiled').read('A', T).read('B', T);
+  const shader = new Shader(wide ? 'matmul_tiled128' : 'matmul_tiled').read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
   if (hasC) shader.read('C', T);
   shader.write('Y', T);
   const cTerm = declareCommon(shader, batchRank, hasC);
   shader.uniform('tilesN').uniform('tilesM');
   shader.shared('As', `array<vec4<f32>, ${16 * q}>`).shared('Bs', `array<vec4<f32>, ${16 * q}>`);
-  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
-fn load_a(m: u32, k: u32, a0: u32) -> f32 {
+  if (!vecA) {
+    shader.fn(`fn load_a(m: u32, k: u32, a0: u32) -> f32 {
   if (m < u_M() && k < u_K()) { return f32(A[a0 + m * u_a_sm() + k * u_a_sk()]); }
   return 0.0;
-}
-fn load_b(k: u32, n: u32, b0: u32) -> f32 {
+}`);
+  }
+  if (!vecB) {
+    shader.fn(`fn load_b(k: u32, n: u32, b0: u32) -> f32 {
   if (k < u_K() && n < u_N()) { return f32(B[b0 + k * u_b_sk() + n * u_b_sn()]); }
   return 0.0;
-}
+}`);
+  }
+  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
 fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
   if (m >= u_M()) { return; }
   for (var j = 0u; j < 4u; j++) {
@@ -45,6 +50,37 @@ fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
 }`);
   const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
   const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
+  // Staging loops: scalar loads (any layout) or, where the contiguous axis holds whole vec4s
+  // (vecA: A contiguous in K, K % 4 == 0; vecB: B contiguous in N, N % 4 == 0; aligned
+  // offsets), one vec4 per load: A's vec4 runs along k (scattered into the [k][m] tile), B's
+  // along n (stored as is).
+  const stageA = vecA ? `    for (var i = 0u; i < ${tile / 64}u; i++) {
+      let e = li + i * 256u;
+      let ma = e / 4u;
+      let kq = (e % 4u) * 4u;
+      var v = vec4<f32>();
+      if (m0 + ma < u_M() && k0 + kq < u_K()) { v = A[(a0 + (m0 + ma) * u_a_sm() + k0 + kq) / 4u]; }
+      As[kq * ${q}u + ma / 4u][ma % 4u] = v.x;
+      As[(kq + 1u) * ${q}u + ma / 4u][ma % 4u] = v.y;
+      As[(kq + 2u) * ${q}u + ma / 4u][ma % 4u] = v.z;
+      As[(kq + 3u) * ${q}u + ma / 4u][ma % 4u] = v.w;
+    }` : `    for (var i = 0u; i < ${tile / 16}u; i++) {
+      let e = li + i * 256u;
+      ${aIdx}
+      As[ka * ${q}u + ma / 4u][ma % 4u] = load_a(m0 + ma, k0 + ka, a0);
+    }`;
+  const stageB = vecB ? `    for (var i = 0u; i < ${tile / 64}u; i++) {
+      let e = li + i * 256u;
+      let nq = e % ${q}u;
+      let kb = e / ${q}u;
+      var v = vec4<f32>();
+      if (k0 + kb < u_K() && n0 + nq * 4u < u_N()) { v = B[(b0 + (k0 + kb) * u_b_sk() + n0 + nq * 4u) / 4u]; }
+      Bs[kb * ${q}u + nq] = v;
+    }` : `    for (var i = 0u; i < ${tile / 16}u; i++) {
+      let e = li + i * 256u;
+      ${bIdx}
+      Bs[kb * ${q}u + nb / 4u][nb % 4u] = load_b(k0 + kb, n0 + nb, b0);
+    }`;
   const comps = ['x', 'y', 'z', 'w'];
   const accs = [];
   for (const ha of halves) for (const c of comps) for (const hb of halves) accs.push({ha, c, hb, name: `acc${ha}${c}${hb}`});
@@ -66,13 +102,8 @@ fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
   let ty = li / 16u;
 ${declare}
   for (var k0 = 0u; k0 < u_K(); k0 += 16u) {
-    for (var i = 0u; i < ${tile / 16}u; i++) {
-      let e = li + i * 256u;
-      ${aIdx}
-      As[ka * ${q}u + ma / 4u][ma % 4u] = load_a(m0 + ma, k0 + ka, a0);
-      ${bIdx}
-      Bs[kb * ${q}u + nb / 4u][nb % 4u] = load_b(k0 + kb, n0 + nb, b0);
-    }
+${stageA}
+${stageB}
     workgroupBarrier();
     for (var kk = 0u; kk < 16u; kk++) {
 ${loadsA}

@@ -74,6 +74,9 @@ def _gemm_cases(rng):
         tag = "x".join(map(str, cshape)) or "scalar"
         cases.append(_gemm_case(f"c-{tag}", a, b, c))
         cases.append(_gemm_case(f"c-{tag}-alpha-beta", a, b, c, alpha=0.5, beta=-2.0))
+    a, b = dyadic(rng, (66, 8)), dyadic(rng, (8, 68))
+    cases.append(_gemm_case("vec4-aligned-c", a, b, dyadic(rng, (68,)), beta=0.5))
+    cases.append(_gemm_case("vec4-aligned-aT-bT", np.ascontiguousarray(a.T), np.ascontiguousarray(b.T), aTranspose=True, bTranspose=True))
     a, b = dyadic(rng, (7, 5)), dyadic(rng, (5, 9))
     cases.append(_gemm_case("alpha-only", a, b, alpha=-1.5))
     cases.append(_gemm_case("beta-without-c", a, b, beta=3.0))
@@ -125,7 +128,7 @@ def _batched(rng, batch_a, batch_b, m, k, n, exact=False):
 
 def _matmul_cases(rng):
     cases = []
-    for m, k, n in [(1, 1, 1), (2, 3, 4), (7, 5, 3), (33, 19, 65), (1, 200, 30), (30, 200, 1)]:
+    for m, k, n in [(1, 1, 1), (2, 3, 4), (7, 5, 3), (33, 19, 65), (1, 200, 30), (30, 200, 1), (33, 20, 68), (70, 8, 132)]:
         cases.append(_matmul_case(f"{m}x{k}x{n}", *_batched(rng, (), (), m, k, n)))
     for ba, bb in [((3,), (3,)), ((2, 1), (3,)), ((), (2,)), ((4,), ()), ((2, 1, 3), (1, 2, 1)), ((1,), (1,)),
                    ((2, 1, 2, 1), (3, 1, 2)), ((5,), (1,))]:
@@ -133,6 +136,7 @@ def _matmul_cases(rng):
             tag = f"{list(ba)}x{list(bb)}-{m}x{k}x{n}".replace(" ", "")
             cases.append(_matmul_case(tag, *_batched(rng, ba, bb, m, k, n)))
     cases.append(_matmul_case("exact-batched-mixed-signs", *_batched(rng, (2, 3), (3,), 9, 21, 11, exact=True)))
+    cases.append(_matmul_case("exact-batched-vec4-aligned", *_batched(rng, (2, 3), (3,), 9, 12, 16, exact=True)))
     cases.append(_matmul_case("constant-b", *_batched(rng, (2,), (), 4, 8, 6), const=("b",)))
     cases.append(_matmul_case("constant-a", *_batched(rng, (), (3,), 4, 8, 6), const=("a",)))
     a, b = _batched(rng, (2,), (2,), 4, 5, 6)
