@@ -230,3 +230,33 @@ def test_unsigned_arguments_convert_as_webidl(webnn_page, server_url):
     assert r["concat"] == [2, 6, 4]
     assert r["split"] == [[2, 3, 2], [2, 3, 2]]
     assert r["outcomes"] == ["TypeError labelled"] * 4
+
+
+def test_tensors_beyond_device_limits_fail_clearly(webnn_page, server_url):
+    """Tensors larger than one storage binding never compute silently wrong data: input() and
+    constant() throw TypeError (spec "check dimensions": byte length not supported), an
+    operator whose output would not fit makes build() reject with OperationError, and
+    createTensor() beyond maxBufferSize rejects with UnknownError. maxTensorByteLength is a
+    size that works for every data type."""
+    r = run(webnn_page, server_url, """
+      const limits = ctx.opSupportLimits();
+      const lim = limits.maxTensorByteLength;
+      const adapter = await navigator.gpu.requestAdapter();
+      const outcome = async (f) => { try { await f(); return 'ok'; } catch (e) { return e.name; } };
+      const b = new MLGraphBuilder(ctx);
+      const bigFloat = await outcome(() => b.input('big', {dataType: 'float32', shape: [lim + 1]}));
+      const okInt8 = await outcome(() => b.input('i8', {dataType: 'int8', shape: [lim]}));
+      const bigInt8 = await outcome(() => b.input('i8big', {dataType: 'int8', shape: [lim + 1]}));
+      const b2 = new MLGraphBuilder(ctx);
+      const x = b2.input('x', {dataType: 'float32', shape: [1024, 1024]});
+      const t = b2.tile(x, [1 + Math.floor(lim / (1024 * 1024)), 1]);
+      const buildTooBig = await outcome(() => b2.build({t}));
+      const createTooBig = await outcome(() => ctx.createTensor({dataType: 'float32', shape: [adapter.limits.maxBufferSize / 4 + 1]}));
+      return {lim, binding: Math.min(adapter.limits.maxStorageBufferBindingSize, adapter.limits.maxBufferSize), bigFloat, okInt8, bigInt8, buildTooBig, createTooBig};
+    """)
+    assert "ok" in r, r
+    r = r["ok"]
+    assert r["lim"] == r["binding"] // 4
+    assert (r["bigFloat"], r["okInt8"], r["bigInt8"]) == ("TypeError", "ok", "TypeError")
+    assert r["buildTooBig"] == "OperationError"
+    assert r["createTooBig"] == "UnknownError"

@@ -6,7 +6,7 @@
  * entry's `method(builder, ...args)` validates, infers and calls builder._node().
  */
 import {domError, typeError} from './errors.js';
-import {bufferMatches, bytesOf} from './dtypes.js';
+import {bufferMatches, bytesOf, computeByteLength} from './dtypes.js';
 import {checkDescriptor} from './shape/common.js';
 import {scalarBytes} from './shape/cast.js';
 import {createOperand, isOperand, slots} from './operand.js';
@@ -14,6 +14,7 @@ import {isTensor, tensorSlots} from './tensor.js';
 import {contextSlots, MLContext} from './context.js';
 import {OPERATORS} from './ops/index.js';
 import {compileGraph} from './compile/plan.js';
+import {maxBindingBytes} from './ops/limits.js';
 
 export class MLGraphBuilder {
   /**
@@ -40,7 +41,7 @@ export class MLGraphBuilder {
     this._checkCanBuild('input');
     if (typeof name !== 'string' || name === '') throw typeError('input', 'name must be a non-empty string');
     if (this._inputNames.has(name)) throw typeError('input', `an input named "${name}" already exists`);
-    const desc = checkDescriptor(descriptor, `input ${name}`);
+    const desc = this._checkSupported(checkDescriptor(descriptor, `input ${name}`), `input ${name}`);
     this._inputNames.add(name);
     return createOperand(this, desc, {kind: 'input', name});
   }
@@ -57,7 +58,7 @@ export class MLGraphBuilder {
       if (t.destroyed) throw typeError('constant', 'the tensor is destroyed');
       if (!t.constant) throw typeError('constant', 'the tensor was not created by createConstantTensor');
       this._checkCanBuild('constant');
-      return createOperand(this, t.desc, {kind: 'constant', tensor: a});
+      return createOperand(this, this._checkSupported(t.desc, 'constant'), {kind: 'constant', tensor: a});
     }
     this._checkCanBuild('constant');
     if (typeof a === 'string') {
@@ -65,7 +66,7 @@ export class MLGraphBuilder {
       if (typeof b !== 'number' && typeof b !== 'bigint') throw typeError('constant', 'value must be a number or bigint');
       return createOperand(this, desc, {kind: 'constant', bytes: scalarBytes(b, a).slice()});
     }
-    const desc = checkDescriptor(a, 'constant');
+    const desc = this._checkSupported(checkDescriptor(a, 'constant'), 'constant');
     if (!bufferMatches(b, desc)) throw typeError('constant', 'buffer does not match the descriptor (byte length or view type)');
     return createOperand(this, desc, {kind: 'constant', bytes: bytesOf(b).slice()});
   }
@@ -94,6 +95,20 @@ export class MLGraphBuilder {
   }
 
   // ---- internals used by ops/*.js ---------------------------------------------------------
+
+  /**
+   * Spec "check dimensions", last step: a byte length the implementation supports, i.e. whose
+   * compute layout fits one storage buffer binding of the device.
+   * @returns {{dataType: string, shape: number[]}} desc
+   * @throws {TypeError}
+   */
+  _checkSupported(desc, label) {
+    const limit = maxBindingBytes(contextSlots(this._context).device);
+    if (computeByteLength(desc) > limit) {
+      throw typeError(label, `a ${desc.dataType} tensor of shape [${desc.shape}] needs ${computeByteLength(desc)} bytes on the GPU, more than the device can bind (${limit})`);
+    }
+    return desc;
+  }
 
   _checkCanBuild(label) {
     if (this._built) throw domError('InvalidStateError', 'the builder has already built a graph', label);

@@ -23,13 +23,32 @@ export function tensorLimits(dataTypes, range = rankRange()) {
 export const IO_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8'];
 
 /**
+ * Largest buffer one kernel can bind on this device, in bytes.
+ * @param {GPUDevice} device
+ */
+export function maxBindingBytes(device) {
+  return Math.min(device.limits.maxBufferSize, device.limits.maxStorageBufferBindingSize);
+}
+
+/**
+ * maxTensorByteLength: the largest tensor (tensor layout bytes) that works for every data type.
+ * The compute layout widens int8/uint8 four times and float16 twice (dtypes.js), so this is a
+ * quarter of the binding limit; a wider tensor of a 4-byte type still works up to the binding
+ * limit itself, and input()/constant() throw a TypeError beyond it.
+ * @param {GPUDevice} device
+ */
+export function maxTensorByteLength(device) {
+  return Math.floor(maxBindingBytes(device) / 4);
+}
+
+/**
  * @param {object} ctx context slots
  * @returns {object} MLOpSupportLimits
  */
 export function opSupportLimits(ctx) {
   const limits = {
     preferredInputLayout: 'nchw',
-    maxTensorByteLength: Math.min(ctx.device.limits.maxBufferSize, ctx.device.limits.maxStorageBufferBindingSize),
+    maxTensorByteLength: maxTensorByteLength(ctx.device),
     input: tensorLimits(IO_TYPES),
     constant: tensorLimits(IO_TYPES),
     output: tensorLimits(IO_TYPES),
