@@ -53,6 +53,29 @@ function checkRanks(ops, rank, label) {
   }
 }
 
+/** `{name: true}` for each slot given, `{name: false}` for each absent optional operand. */
+function presence(s) {
+  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Boolean(v)]));
+}
+
+/**
+ * Adds the gate options to `attrs` and returns it: gru/gruCell (`gates` 3) get layout (zrn, rzn),
+ * resetAfter (default true) and 2 activations; lstm/lstmCell (4) get layout (iofg, ifgo) and
+ * 3 activations.
+ * @throws {TypeError} an unknown layout or activation, or the wrong number of activations
+ */
+function addGateOptions(attrs, gates, options, label) {
+  if (gates === 3) {
+    attrs.layout = enumValue(options.layout, Object.keys(GRU_LAYOUTS), 'zrn', label, 'layout');
+    attrs.resetAfter = options.resetAfter === undefined ? true : Boolean(options.resetAfter);
+    attrs.activations = activationList(options.activations, 2, ['sigmoid', 'tanh'], label);
+  } else {
+    attrs.layout = enumValue(options.layout, Object.keys(LSTM_LAYOUTS), 'iofg', label, 'layout');
+    attrs.activations = activationList(options.activations, 3, ['sigmoid', 'tanh', 'tanh'], label);
+  }
+  return attrs;
+}
+
 /**
  * Spec gru() / lstm() steps. `gates` is 3 (gru) or 4 (lstm).
  * @param {object} s slots: input, weight, recurrentWeight, bias?, recurrentBias?,
@@ -85,17 +108,9 @@ export function recurrentAttrs(kind, s, stepsArg, hiddenArg, options, label) {
   const attrs = {
     steps, hiddenSize, batchSize, inputSize, numDirections, direction,
     returnSequence: Boolean(options.returnSequence),
-    has: Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Boolean(v)])),
+    has: presence(s),
   };
-  if (kind === 'gru') {
-    attrs.layout = enumValue(options.layout, Object.keys(GRU_LAYOUTS), 'zrn', label, 'layout');
-    attrs.resetAfter = options.resetAfter === undefined ? true : Boolean(options.resetAfter);
-    attrs.activations = activationList(options.activations, 2, ['sigmoid', 'tanh'], label);
-  } else {
-    attrs.layout = enumValue(options.layout, Object.keys(LSTM_LAYOUTS), 'iofg', label, 'layout');
-    attrs.activations = activationList(options.activations, 3, ['sigmoid', 'tanh', 'tanh'], label);
-  }
-  return attrs;
+  return addGateOptions(attrs, gates, options, label);
 }
 
 /**
@@ -125,15 +140,7 @@ export function cellAttrs(kind, s, hiddenArg, options, label) {
   if (kind === 'lstmCell') checkOperand(s.peepholeWeight, s.input, [3 * hiddenSize], label, 'peepholeWeight');
   const attrs = {
     steps: 1, hiddenSize, batchSize, inputSize, numDirections: 1, direction: 'forward', returnSequence: false,
-    has: Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Boolean(v)])),
+    has: presence(s),
   };
-  if (kind === 'gruCell') {
-    attrs.layout = enumValue(options.layout, Object.keys(GRU_LAYOUTS), 'zrn', label, 'layout');
-    attrs.resetAfter = options.resetAfter === undefined ? true : Boolean(options.resetAfter);
-    attrs.activations = activationList(options.activations, 2, ['sigmoid', 'tanh'], label);
-  } else {
-    attrs.layout = enumValue(options.layout, Object.keys(LSTM_LAYOUTS), 'iofg', label, 'layout');
-    attrs.activations = activationList(options.activations, 3, ['sigmoid', 'tanh', 'tanh'], label);
-  }
-  return attrs;
+  return addGateOptions(attrs, gates, options, label);
 }
