@@ -78,22 +78,30 @@ export function lowerPointwise(node, L, g, values) {
   return preferTiles(L.ctx, g.f.o) ? lowerTiled(node, L, g, values) : lowerBlocked(node, L, g, values);
 }
 
-/** The tiled kernel (workgroup memory), see the file header. */
-function lowerTiled(node, L, g, values) {
+/**
+ * What both kernels start from: the product's sizes (M output channels, K input channels,
+ * N = height * width positions), the output data type, and a shader named `name` reading X, W
+ * (and B when the node has a bias) and writing Y, with the store helpers of that data type.
+ * @returns {{dt: string, hasBias: boolean, M: number, K: number, N: number, shader: Shader}}
+ */
+function productShader(name, node, g) {
   const dt = node.outputs[0].dataType;
   const T = wgslType(dt);
   const {hasBias} = node.attrs;
-  const M = g.f.o;
-  const K = g.f.i;
-  const N = g.x.h * g.x.w;
+  const shader = new Shader(name).read('X', T).read('W', T);
+  if (hasBias) shader.read('B', T);
+  shader.write('Y', T).fn(storeHelpers(dt));
+  return {dt, hasBias, M: g.f.o, K: g.f.i, N: g.x.h * g.x.w, shader};
+}
+
+/** The tiled kernel (workgroup memory), see the file header. */
+function lowerTiled(node, L, g, values) {
+  const {dt, hasBias, M, K, N, shader} = productShader('conv2d_pointwise_tiled', node, g);
   // (row, k) strides: A rows are output channels, B rows are positions.
   const aRow = g.fStrides[0];
   const aK = g.fStrides[1];
   const bRow = g.xStrides[3];
   const bK = g.xStrides[1];
-  const shader = new Shader('conv2d_pointwise_tiled').read('X', T).read('W', T);
-  if (hasBias) shader.read('B', T);
-  shader.write('Y', T).fn(storeHelpers(dt));
   shader.uniform('m').uniform('n').uniform('k').uniform('tiles_m').uniform('tiles_n').uniform('batches')
     .uniform('a_strides', 'u32', 2).uniform('b_strides', 'u32', 2).uniform('y_strides', 'u32', 2)
     .uniform('x_batch').uniform('y_batch');
@@ -152,15 +160,7 @@ ${[0, 1, 2, 3].map(rows).join('\n')}`, {workgroupSize: S * S, guard: false});
  * position blocks fastest so neighbouring invocations read neighbouring input columns.
  */
 function lowerBlocked(node, L, g, values) {
-  const dt = node.outputs[0].dataType;
-  const T = wgslType(dt);
-  const {hasBias} = node.attrs;
-  const M = g.f.o;
-  const K = g.f.i;
-  const N = g.x.h * g.x.w;
-  const shader = new Shader('conv2d_pointwise_blocked').read('X', T).read('W', T);
-  if (hasBias) shader.read('B', T);
-  shader.write('Y', T).fn(storeHelpers(dt));
+  const {dt, hasBias, M, K, N, shader} = productShader('conv2d_pointwise_blocked', node, g);
   shader.uniform('m').uniform('n').uniform('k').uniform('blocks_m').uniform('blocks_n')
     .uniform('a_strides', 'u32', 2).uniform('b_strides', 'u32', 2).uniform('y_strides', 'u32', 2)
     .uniform('x_batch').uniform('y_batch');
