@@ -15,6 +15,21 @@ import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
 
 /**
+ * Adds the output functions both shaders use: the data type's store helpers, `store_y` (the
+ * epilogue: one element of Y, C term included) and `store_row` (4 columns of one row of Y from a
+ * vec4, skipping a row past M and columns past N).
+ */
+function addStores(shader, dataType, cTerm, epilogue) {
+  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
+fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
+  if (m >= u_M()) { return; }
+  for (var j = 0u; j < 4u; j++) {
+    if (n + j < u_N()) { store_y(v[j], m, n + j, y0); }
+  }
+}`);
+}
+
+/**
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
  * @param {function} epilogue (dataType, cTerm) -> WGSL of store_y
  */
@@ -41,13 +56,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   return 0.0;
 }`);
   }
-  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
-fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
-  if (m >= u_M()) { return; }
-  for (var j = 0u; j < 4u; j++) {
-    if (n + j < u_N()) { store_y(v[j], m, n + j, y0); }
-  }
-}`);
+  addStores(shader, dataType, cTerm, epilogue);
   const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
   const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
   // Staging loops: scalar loads (any layout) or, where the contiguous axis holds whole vec4s
@@ -125,13 +134,7 @@ export function blockedShader({dataType, batchRank, hasC}, declareCommon, epilog
   shader.write('Y', T);
   const cTerm = declareCommon(shader, batchRank, hasC);
   shader.uniform('blocksN').uniform('blocksM');
-  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
-fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
-  if (m >= u_M()) { return; }
-  for (var j = 0u; j < 4u; j++) {
-    if (n + j < u_N()) { store_y(v[j], m, n + j, y0); }
-  }
-}`);
+  addStores(shader, dataType, cTerm, epilogue);
   // Rows and columns past the edge read the last valid one (clamped, no branch) and are not stored.
   shader.main(`
   let nb = gi % u_blocksN();
