@@ -96,21 +96,14 @@ export const INT64 = {
   }
   return u64_pow(a, b);
 }`},
-  i32_pow: {code: `fn i32_pow(a: i32, b: i32) -> i32 {
+  // i32 products wrap modulo 2^32 like u32 ones, so b >= 0 is u32_pow on the same bits.
+  i32_pow: {deps: ['u32_pow'], code: `fn i32_pow(a: i32, b: i32) -> i32 {
   if (b < 0) {
     if (a == 1) { return 1; }
     if (a == -1) { return select(1, -1, (b & 1) == 1); }
     return 0;
   }
-  var r = 1;
-  var base = a;
-  var e = u32(b);
-  for (var i = 0u; i < 32u && e != 0u; i++) {
-    if ((e & 1u) == 1u) { r = r * base; }
-    base = base * base;
-    e = e >> 1u;
-  }
-  return r;
+  return bitcast<i32>(u32_pow(bitcast<u32>(a), u32(b)));
 }`},
   u32_pow: {code: `fn u32_pow(a: u32, b: u32) -> u32 {
   var r = 1u;
