@@ -13,13 +13,13 @@
  * Measured on SwiftShader (2 shared CPU cores): 1x32x112x112 3x3 32 filters ~140 ms.
  * Accumulation is in f32 for float32 and float16 (float16 results are rounded when stored).
  */
-import {typeError} from '../errors.js';
 import {checkDataType, checkRank} from '../shape/common.js';
-import {conv2dShape, dimsOf, layoutStrides} from '../shape/conv.js';
+import {conv2dShape} from '../shape/conv.js';
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {tensorLimits, rankRange} from './limits.js';
 import {lowerPointwise} from './conv2d_pointwise.js';
+import {convGeometry, convMethod, declareWindowUniforms, windowUniforms} from './window.js';
 
 const F = ['float32', 'float16'];
 
@@ -30,54 +30,10 @@ const BLOCK = 4;
  * MLGraphBuilder.conv2d(input, filter, options) (spec §conv2d).
  * @throws {TypeError} invalid operands, data types, ranks, options or an invalid output size
  */
-function conv2d(builder, label, input, filter, options) {
-  const opts = options ?? {};
-  const x = builder._operand(input, label, 'input');
-  const f = builder._operand(filter, label, 'filter');
-  const b = opts.bias === undefined ? null : builder._operand(opts.bias, label, 'bias');
+const conv2d = convMethod('conv2d', conv2dShape, (x, label) => {
   checkDataType(x, F, label, 'input');
   checkRank(x, 4, label, 'input');
-  checkRank(f, 4, label, 'filter');
-  if (f.dataType !== x.dataType) throw typeError(label, `filter data type ${f.dataType} must match the input's ${x.dataType}`);
-  const {attrs, shape} = conv2dShape(x.shape, f.shape, b ? b.shape : null, opts, label);
-  if (b && b.dataType !== x.dataType) throw typeError(label, `bias data type ${b.dataType} must match the input's ${x.dataType}`);
-  const inputs = b ? [input, filter, opts.bias] : [input, filter];
-  return builder._node('conv2d', inputs, {...attrs, hasBias: Boolean(b)}, [{dataType: x.dataType, shape}], label)[0];
-}
-
-/**
- * Logical sizes and strides of a conv2d node: input/output as n, c, h, w; filter as o, i, h, w.
- * @returns {object}
- */
-export function convGeometry(node) {
-  const {inputLayout, filterLayout} = node.attrs;
-  const [input, filter] = node.inputs;
-  const out = node.outputs[0];
-  return {
-    x: dimsOf(input.shape, inputLayout),
-    f: dimsOf(filter.shape, filterLayout),
-    y: dimsOf(out.shape, inputLayout),
-    xStrides: layoutStrides(input.shape, inputLayout, 'nchw'),
-    fStrides: layoutStrides(filter.shape, filterLayout, 'oihw'),
-    yStrides: layoutStrides(out.shape, inputLayout, 'nchw'),
-  };
-}
-
-/** Declares the uniforms shared by the direct (non-matmul) kernels. */
-function declareWindowUniforms(shader) {
-  return shader.uniform('x_strides', 'u32', 4).uniform('w_strides', 'u32', 4).uniform('y_strides', 'u32', 4)
-    .uniform('in_size', 'u32', 2).uniform('out_size', 'u32', 2).uniform('kernel', 'u32', 2)
-    .uniform('pad', 'u32', 2).uniform('stride', 'u32', 2).uniform('dilation', 'u32', 2);
-}
-
-function windowUniforms(node, g) {
-  const {padding, strides, dilations} = node.attrs;
-  return {
-    x_strides: g.xStrides, w_strides: g.fStrides, y_strides: g.yStrides,
-    in_size: [g.x.h, g.x.w], out_size: [g.y.h, g.y.w], kernel: [g.f.h, g.f.w],
-    pad: [padding[0], padding[2]], stride: strides, dilation: dilations,
-  };
-}
+});
 
 /**
  * WGSL looping over the filter window of the output columns ow0..ow0+3 of row oh (columns past

@@ -8,12 +8,12 @@
  * "iohw" | "hwoi" | "ohwi" are read in place through strides (uniforms). Output rows and columns
  * added by outputPadding or outputSizes get whatever taps reach them (often only the bias).
  */
-import {typeError} from '../errors.js';
 import {checkDataType, checkRank} from '../shape/common.js';
-import {convTranspose2dShape, dimsOf, layoutStrides} from '../shape/conv.js';
+import {convTranspose2dShape} from '../shape/conv.js';
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {tensorLimits, rankRange} from './limits.js';
+import {convGeometry, convMethod, declareWindowUniforms, outputOffset, outputPosition, windowUniforms} from './window.js';
 
 const F = ['float32', 'float16'];
 
@@ -21,45 +21,23 @@ const F = ['float32', 'float16'];
  * MLGraphBuilder.convTranspose2d(input, filter, options) (spec §convTranspose2d).
  * @throws {TypeError} invalid operands, data types, ranks, options or output sizes
  */
-function convTranspose2d(builder, label, input, filter, options) {
-  const opts = options ?? {};
-  const x = builder._operand(input, label, 'input');
-  const f = builder._operand(filter, label, 'filter');
-  const b = opts.bias === undefined ? null : builder._operand(opts.bias, label, 'bias');
+const convTranspose2d = convMethod('convTranspose2d', convTranspose2dShape, (x, label) => {
   checkRank(x, 4, label, 'input');
   checkDataType(x, F, label, 'input');
-  checkRank(f, 4, label, 'filter');
-  if (f.dataType !== x.dataType) throw typeError(label, `filter data type ${f.dataType} must match the input's ${x.dataType}`);
-  const {attrs, shape} = convTranspose2dShape(x.shape, f.shape, b ? b.shape : null, opts, label);
-  if (b && b.dataType !== x.dataType) throw typeError(label, `bias data type ${b.dataType} must match the input's ${x.dataType}`);
-  const inputs = b ? [input, filter, opts.bias] : [input, filter];
-  return builder._node('convTranspose2d', inputs, {...attrs, hasBias: Boolean(b)}, [{dataType: x.dataType, shape}], label)[0];
-}
+});
 
 /** Lowers a convTranspose2d node to one dispatch. */
 function lower(node, L) {
-  const {inputLayout, filterLayout, padding, strides, dilations, groups, hasBias} = node.attrs;
-  const [input, filter] = node.inputs;
-  const out = node.outputs[0];
-  const dt = out.dataType;
+  const {groups, hasBias} = node.attrs;
+  const dt = node.outputs[0].dataType;
   const T = wgslType(dt);
-  const x = dimsOf(input.shape, inputLayout);
-  const f = dimsOf(filter.shape, filterLayout);
-  const y = dimsOf(out.shape, inputLayout);
+  const g = convGeometry(node, 'iohw');
   const shader = new Shader('convTranspose2d').read('X', T).read('W', T);
   if (hasBias) shader.read('B', T);
-  shader.write('Y', T).fn(storeHelpers(dt))
-    .uniform('x_strides', 'u32', 4).uniform('w_strides', 'u32', 4).uniform('y_strides', 'u32', 4)
-    .uniform('in_size', 'u32', 2).uniform('out_size', 'u32', 2).uniform('kernel', 'u32', 2)
-    .uniform('pad', 'u32', 2).uniform('stride', 'u32', 2).uniform('dilation', 'u32', 2)
+  declareWindowUniforms(shader.write('Y', T).fn(storeHelpers(dt)))
     .uniform('channels').uniform('cin_per_group').uniform('cout_per_group');
   shader.main(`
-  let ow = gi % u_out_size(1u);
-  var t = gi / u_out_size(1u);
-  let oh = t % u_out_size(0u);
-  t = t / u_out_size(0u);
-  let oc = t % u_channels();
-  let n = t / u_channels();
+${outputPosition('oc')}
   let grp = oc / u_cout_per_group();
   let ocg = oc % u_cout_per_group();
   let cin = u_cin_per_group();
@@ -85,18 +63,11 @@ function lower(node, L) {
       }
     }
   }
-  Y[n * u_y_strides(0u) + oc * u_y_strides(1u) + oh * u_y_strides(2u) + ow * u_y_strides(3u)] = ${storeExpr(dt, 'acc')};`);
-  const uniforms = {
-    x_strides: layoutStrides(input.shape, inputLayout, 'nchw'),
-    w_strides: layoutStrides(filter.shape, filterLayout, 'iohw'),
-    y_strides: layoutStrides(out.shape, inputLayout, 'nchw'),
-    in_size: [x.h, x.w], out_size: [y.h, y.w], kernel: [f.h, f.w],
-    pad: [padding[0], padding[2]], stride: strides, dilation: dilations,
-    channels: y.c, cin_per_group: x.c / groups, cout_per_group: f.o,
-  };
+  Y[${outputOffset('oc')}] = ${storeExpr(dt, 'acc')};`);
+  const uniforms = {...windowUniforms(node, g), channels: g.y.c, cin_per_group: g.x.c / groups, cout_per_group: g.f.o};
   const values = node.inputs.map((operand) => L.value(operand));
   values.push(L.result(node));
-  L.step({shader, values, uniforms, threads: y.n * y.c * y.h * y.w, label: node.label});
+  L.step({shader, values, uniforms, threads: g.y.n * g.y.c * g.y.h * g.y.w, label: node.label});
 }
 
 /** Operator table entries (see ops/index.js). */

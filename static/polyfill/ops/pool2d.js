@@ -15,6 +15,7 @@ import {pool2dShape} from '../shape/pool.js';
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {tensorLimits, rankRange} from './limits.js';
+import {outputOffset, outputPosition} from './window.js';
 
 const F = ['float32', 'float16'];
 
@@ -70,12 +71,7 @@ function lower(node, L) {
     .uniform('in_size', 'u32', 2).uniform('out_size', 'u32', 2).uniform('window', 'u32', 2)
     .uniform('pad', 'u32', 2).uniform('stride', 'u32', 2).uniform('dilation', 'u32', 2).uniform('lowest', T);
   shader.main(`
-  let ow = gi % u_out_size(1u);
-  var t = gi / u_out_size(1u);
-  let oh = t % u_out_size(0u);
-  t = t / u_out_size(0u);
-  let c = t % u_channels();
-  let n = t / u_channels();
+${outputPosition('c')}
   let xbase = n * u_x_strides(0u) + c * u_x_strides(1u);
   let ih0 = i32(oh * u_stride(0u)) - i32(u_pad(0u));
   let iw0 = i32(ow * u_stride(1u)) - i32(u_pad(1u));
@@ -92,7 +88,7 @@ function lower(node, L) {
       count += 1u;
     }
   }
-  Y[n * u_y_strides(0u) + c * u_y_strides(1u) + oh * u_y_strides(2u) + ow * u_y_strides(3u)] = ${storeExpr(dt, def.result)};`);
+  Y[${outputOffset('c')}] = ${storeExpr(dt, def.result)};`);
   const uniforms = {
     x_strides: layoutStrides(input.shape, layout, 'nchw'),
     y_strides: layoutStrides(out.shape, layout, 'nchw'),
