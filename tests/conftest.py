@@ -9,11 +9,11 @@ Fixtures:
                   exceptions, unhandled rejections) FAIL the test. Opt out with
                   ``@pytest.mark.allow_console_errors``.
 
-The browser (one per session) is chosen by ``tools.chromium.find_chromium``
-(``$WEBNN_CHROMIUM``, else a system Chromium, else Playwright's own) and launched
-with ``$WEBNN_CHROMIUM_ARGS`` (shell-split) or, when unset, the SwiftShader WebGPU
-flags; ``$WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS`` (shell-split) drops Playwright
-defaults such as ``--headless`` (the GPU host sets all three, see
+The browser (one per session) is launched with ``tools.chromium.launch_options()``:
+chosen by ``tools.chromium.find_chromium`` (``$WEBNN_CHROMIUM``, else a system
+Chromium, else Playwright's own), with ``$WEBNN_CHROMIUM_ARGS`` (shell-split) or, when
+unset, the SwiftShader WebGPU flags; ``$WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS`` (shell-split)
+drops Playwright defaults such as ``--headless`` (the GPU host sets all three, see
 ``shared/gpu-chrome/README.md``). ``$WEBNN_TEST_TIMEOUT_MS`` overrides the default
 Playwright timeout (120 s). On failure, the test's console log is written to
 ``test-results/<test>/console.log`` beside pytest-playwright's screenshot.
@@ -22,7 +22,6 @@ Playwright timeout (120 s). On failure, the test's console log is written to
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,17 +29,7 @@ import pytest
 
 from server.app import create_app
 from tests.live_server import serve_in_thread
-from tools.chromium import find_chromium
-
-#: Chromium flags giving WebGPU through SwiftShader on a machine without a GPU.
-SWIFTSHADER_ARGS = [
-    "--enable-unsafe-webgpu",
-    "--enable-features=Vulkan",
-    "--use-vulkan=swiftshader",
-    "--use-webgpu-adapter=swiftshader",
-    "--enable-unsafe-swiftshader",
-    "--no-sandbox",
-]
+from tools.chromium import launch_options
 
 #: Default Playwright timeout (navigation, waits, run_graph) in milliseconds.
 DEFAULT_TIMEOUT_MS = int(os.environ.get("WEBNN_TEST_TIMEOUT_MS", "120000"))
@@ -74,17 +63,9 @@ def server_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    """pytest-playwright launch options: our Chromium and its WebGPU flags."""
-    launch = dict(browser_type_launch_args)
-    executable = find_chromium(include_playwright=False)
-    if executable:  # otherwise Playwright falls back to its own download
-        launch["executable_path"] = executable
-    env_args = os.environ.get("WEBNN_CHROMIUM_ARGS")
-    launch["args"] = shlex.split(env_args) if env_args is not None else list(SWIFTSHADER_ARGS)
-    ignore = os.environ.get("WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS")
-    if ignore:
-        launch["ignore_default_args"] = shlex.split(ignore)
-    return launch
+    """pytest-playwright launch options with ``tools.chromium.launch_options()`` merged in: our
+    Chromium and its WebGPU flags."""
+    return {**browser_type_launch_args, **launch_options()}
 
 
 @pytest.fixture(scope="session")

@@ -157,12 +157,12 @@ def bench(layers, reps: int, batch: int, model: bool, timeout_s: float, launches
 
     from server.app import create_app
     from tests.live_server import serve_in_thread
-    from tools.bench_interop import launch_options
+    from tools.chromium import launch_options
 
     last: Exception | None = None
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
         for _ in range(launches):
-            browser = p.chromium.launch(**launch_options())
+            browser = p.chromium.launch(headless=True, **launch_options())
             try:
                 page = browser.new_page()
                 page.set_default_timeout(timeout_s * 1000)

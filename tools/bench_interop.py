@@ -4,7 +4,7 @@ Serves the project (``create_app()`` on a free loopback port), opens
 ``/demos/interop/?size=...`` in headless Chromium through Playwright, waits for the page's
 ``window.lastRun``, prints the table and writes the run as JSON.
 
-The browser is configured like the test suite's (``tests/conftest.py``):
+The browser is configured like the test suite's (``tools.chromium.launch_options()``):
 ``$WEBNN_CHROMIUM`` (else a system Chromium, else Playwright's), ``$WEBNN_CHROMIUM_ARGS``
 (shell-split; default: the SwiftShader WebGPU flags) and ``$WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS``
 (shell-split). On the GPU host, ``. /root/gpu/env.sh`` sets all three (see
@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -38,23 +36,6 @@ DEFAULT_OUT = Path("bench-results/interop.json")
 
 class BenchError(RuntimeError):
     """The page reported an error, or no result came within the time limit."""
-
-
-def launch_options() -> dict[str, Any]:
-    """Playwright ``chromium.launch`` keyword arguments from the environment (as the tests use)."""
-    from tests.conftest import SWIFTSHADER_ARGS
-    from tools.chromium import find_chromium
-
-    options: dict[str, Any] = {"headless": True}
-    executable = find_chromium(include_playwright=False)
-    if executable:
-        options["executable_path"] = executable
-    env_args = os.environ.get("WEBNN_CHROMIUM_ARGS")
-    options["args"] = shlex.split(env_args) if env_args is not None else list(SWIFTSHADER_ARGS)
-    ignore = os.environ.get("WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS")
-    if ignore:
-        options["ignore_default_args"] = shlex.split(ignore)
-    return options
 
 
 def page_url(base_url: str, size: str, iterations: int | None, warmup: int | None) -> str:
@@ -150,12 +131,13 @@ def bench(size: str, iterations: int | None, warmup: int | None, timeout_s: floa
 
     from server.app import create_app
     from tests.live_server import serve_in_thread
+    from tools.chromium import launch_options
 
     started = time.monotonic()
     last_error: Exception | None = None
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
         for attempt in range(launches):
-            browser = p.chromium.launch(**launch_options())
+            browser = p.chromium.launch(headless=True, **launch_options())
             try:
                 run = run_page(browser, page_url(base_url, size, iterations, warmup), timeout_s)
                 run["browser"] = browser.version

@@ -17,18 +17,33 @@ Usage::
     python -m tools.chromium --ensure   # install one if needed, then print it
 
 The path goes to stdout alone; progress and errors go to stderr.
+
+``launch_options()`` gives the Playwright launch arguments for that Chromium, used by the test
+suite (``tests/conftest.py``) and the benchmark commands (``tools/bench_*.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 SYSTEM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+#: Chromium flags giving WebGPU through SwiftShader on a machine without a GPU.
+SWIFTSHADER_ARGS = [
+    "--enable-unsafe-webgpu",
+    "--enable-features=Vulkan",
+    "--use-vulkan=swiftshader",
+    "--use-webgpu-adapter=swiftshader",
+    "--enable-unsafe-swiftshader",
+    "--no-sandbox",
+]
 
 
 class ChromiumNotFound(RuntimeError):
@@ -74,6 +89,30 @@ def find_chromium(*, include_playwright: bool = True) -> str | None:
         if found:
             return found
     return playwright_chromium() if include_playwright else None
+
+
+def launch_options() -> dict[str, Any]:
+    """Playwright ``chromium.launch`` keyword arguments from the environment.
+
+    ``executable_path``: ``find_chromium(include_playwright=False)`` when it finds one (else absent:
+    Playwright uses its own download); ``args``: ``$WEBNN_CHROMIUM_ARGS`` shell-split, or
+    ``SWIFTSHADER_ARGS`` when it is unset; ``ignore_default_args``: ``$WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS``
+    shell-split, when set and not empty (the GPU host sets all three). ``headless`` is left to the
+    caller.
+
+    Raises:
+        ChromiumNotFound: ``$WEBNN_CHROMIUM`` is set but is not an executable file.
+    """
+    options: dict[str, Any] = {}
+    executable = find_chromium(include_playwright=False)
+    if executable:
+        options["executable_path"] = executable
+    env_args = os.environ.get("WEBNN_CHROMIUM_ARGS")
+    options["args"] = shlex.split(env_args) if env_args is not None else list(SWIFTSHADER_ARGS)
+    ignore = os.environ.get("WEBNN_CHROMIUM_IGNORE_DEFAULT_ARGS")
+    if ignore:
+        options["ignore_default_args"] = shlex.split(ignore)
+    return options
 
 
 def _is_debian_like() -> bool:
