@@ -35,29 +35,12 @@ DEFAULT_OUT = Path("bench-results/conv.json")
 EXTRA_LAYERS = [{"name": "conv3x3-32x112x112-32", "x": [1, 32, 112, 112], "w": [32, 32, 3, 3],
                  "options": {"padding": [1, 1, 1, 1]}}]
 
-_BENCH_JS = """
-async ([layers, reps, batch, model]) => {
-  const {contextSlots} = await import('/polyfill/context.js');
+#: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [layers, reps, batch, model].
+_BENCH_BODY = """
   const {addToBuilder} = await import('/harness/graph_json.js');
-  const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
-  if (!adapter) throw new Error('no WebGPU adapter');
-  const info = adapter.info;
-  const context = await navigator.ml.createContext({powerPreference: 'high-performance'});
-  const slots = contextSlots(context);
-  const count = (shape) => shape.reduce((a, v) => a * v, 1);
   async function time(graph, inputs, outputs, out) {
-    for (let i = 0; i < 3; i++) { context.dispatch(graph, inputs, outputs); await context.readTensor(out); }
-    const latency = [];
-    for (let i = 0; i < reps; i++) {
-      const t0 = performance.now();
-      context.dispatch(graph, inputs, outputs);
-      await context.readTensor(out);
-      latency.push(performance.now() - t0);
-    }
-    const t0 = performance.now();
-    for (let i = 0; i < batch; i++) context.dispatch(graph, inputs, outputs);
-    await context.readTensor(out);
-    return {latency, throughputMs: (performance.now() - t0) / batch};
+    const {latency, batchMs} = await timeDispatches(graph, inputs, outputs, out, reps, batch);
+    return {latency, throughputMs: batchMs / batch};
   }
   const rows = [];
   for (const layer of layers) {
@@ -98,9 +81,7 @@ async ([layers, reps, batch, model]) => {
     modelRun = {buildMs, ...t};
   }
   context.destroy();
-  return {adapter: {vendor: info.vendor, architecture: info.architecture, device: info.device,
-                    description: info.description, isFallbackAdapter: info.isFallbackAdapter}, rows, model: modelRun};
-}
+  return {adapter: adapterInfo, rows, model: modelRun};
 """
 
 
@@ -129,6 +110,8 @@ def layers_from_manifest(path: Path = MANIFEST) -> list[dict[str, Any]]:
 
 def format_table(result: dict[str, Any]) -> str:
     """Markdown table: one row per layer and kernel, medians in milliseconds."""
+    from tools.bench_page import adapter_line
+
     lines = ["| layer | kernel | input | filter | MMAC | latency median ms | throughput ms/dispatch | GMAC/s |",
              "|---|---|---|---|---:|---:|---:|---:|"]
     rows_end = len(lines) + len(result["rows"])
@@ -145,39 +128,16 @@ def format_table(result: dict[str, Any]) -> str:
         m = result["model"]
         lines.append(f"EfficientNet-Lite0 whole graph: latency median {statistics.median(m['latency']):.3f} ms, "
                      f"throughput {m['throughputMs']:.3f} ms/inference, build {m['buildMs']:.0f} ms")
-    a = result["adapter"]
-    lines.append("adapter: " + " / ".join(str(a[k]) for k in ("vendor", "architecture", "device", "description") if a.get(k))
-                 + (" (fallback)" if a.get("isFallbackAdapter") else ""))
+    lines.append(adapter_line(result["adapter"]))
     return "\n".join(lines)
 
 
 def bench(layers, reps: int, batch: int, model: bool, timeout_s: float, launches: int = 3) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
-    from playwright.sync_api import sync_playwright
+    from tools.bench_page import page_function, run_in_harness
 
-    from server.app import create_app
-    from tests.live_server import serve_in_thread
-    from tools.chromium import launch_options
-
-    last: Exception | None = None
-    with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        for _ in range(launches):
-            browser = p.chromium.launch(headless=True, **launch_options())
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(timeout_s * 1000)
-                page.goto(base_url + "/harness/")
-                page.wait_for_function("() => window.harnessStatus !== undefined")
-                result = page.evaluate(_BENCH_JS, [layers, reps, batch, model])
-                result["browser"] = browser.version
-                return result
-            except Exception as exc:  # noqa: BLE001 - retried when it is the missing adapter
-                last = exc
-                if "adapter" not in str(exc):
-                    break
-            finally:
-                browser.close()
-    raise RuntimeError(str(last))
+    return run_in_harness(page_function("[layers, reps, batch, model]", _BENCH_BODY), [layers, reps, batch, model],
+                          timeout_s, launches)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,16 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         wanted = set(args.only.split(","))
         layers = [layer for layer in layers if layer["name"] in wanted]
-    try:
-        result = bench(layers, args.reps, args.batch, args.model, args.timeout)
-    except Exception as exc:  # noqa: BLE001 - any failure is exit status 2
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    print(format_table(result))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    from tools.bench_page import report
+
+    return report(lambda: bench(layers, args.reps, args.batch, args.model, args.timeout), format_table, args.out)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ Exit status: 0 when every case ran, 2 when the page failed (no adapter, error, t
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -56,28 +55,10 @@ def cases(max_size: int) -> list[dict[str, Any]]:
     return out
 
 
-_BENCH_JS = """
-async ([cases, kernels, reps, batch]) => {
-  const {contextSlots} = await import('/polyfill/context.js');
-  const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
-  if (!adapter) throw new Error('no WebGPU adapter');
-  const info = adapter.info;
-  const context = await navigator.ml.createContext({powerPreference: 'high-performance'});
-  const slots = contextSlots(context);
-  const count = (shape) => shape.reduce((a, v) => a * v, 1);
+#: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [cases, kernels, reps, batch].
+_BENCH_BODY = """
   async function time(graph, inputs, outputs, out) {
-    for (let i = 0; i < 3; i++) { context.dispatch(graph, inputs, outputs); await context.readTensor(out); }
-    const latency = [];
-    for (let i = 0; i < reps; i++) {
-      const t0 = performance.now();
-      context.dispatch(graph, inputs, outputs);
-      await context.readTensor(out);
-      latency.push(performance.now() - t0);
-    }
-    const t0 = performance.now();
-    for (let i = 0; i < batch; i++) context.dispatch(graph, inputs, outputs);
-    await context.readTensor(out);
-    const total = performance.now() - t0;
+    const {latency, batchMs: total} = await timeDispatches(graph, inputs, outputs, out, reps, batch);
     const reads = [];
     for (let i = 0; i < 5; i++) {
       const t1 = performance.now();
@@ -117,54 +98,31 @@ async ([cases, kernels, reps, batch]) => {
   }
   slots.kernelOverrides = undefined;
   context.destroy();
-  return {adapter: {vendor: info.vendor, architecture: info.architecture, device: info.device,
-                    description: info.description, isFallbackAdapter: info.isFallbackAdapter}, rows};
-}
+  return {adapter: adapterInfo, rows};
 """
 
 
 def format_table(result: dict[str, Any]) -> str:
     """Markdown table: one row per case and kernel, times in milliseconds."""
+    from tools.bench_page import adapter_line
+
     lines = ["| case | kernel | latency median ms | throughput ms/dispatch | readback ms | per dispatch, readback excluded ms | GFLOP/s |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for r in result["rows"]:
         gflops = f"{r['flops'] / r['gpuMs'] / 1e6:.1f}" if r["flops"] and r["gpuMs"] > 0 else ""
         lines.append(f"| {r['name']} | {r['kernel']} | {statistics.median(r['latency']):.3f} | {r['throughputMs']:.3f} "
                      f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} |")
-    a = result["adapter"]
     lines.append("")
-    lines.append("adapter: " + " / ".join(str(a[k]) for k in ("vendor", "architecture", "device", "description") if a.get(k))
-                 + (" (fallback)" if a.get("isFallbackAdapter") else ""))
+    lines.append(adapter_line(result["adapter"]))
     return "\n".join(lines)
 
 
 def bench(case_list, kernels, reps: int, batch: int, timeout_s: float, launches: int = 3) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
-    from playwright.sync_api import sync_playwright
+    from tools.bench_page import page_function, run_in_harness
 
-    from server.app import create_app
-    from tests.live_server import serve_in_thread
-    from tools.chromium import launch_options
-
-    last: Exception | None = None
-    with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        for _ in range(launches):
-            browser = p.chromium.launch(headless=True, **launch_options())
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(timeout_s * 1000)
-                page.goto(base_url + "/harness/")
-                page.wait_for_function("() => window.harnessStatus !== undefined")
-                result = page.evaluate(_BENCH_JS, [case_list, kernels, reps, batch])
-                result["browser"] = browser.version
-                return result
-            except Exception as exc:  # noqa: BLE001 - retried when it is the missing adapter
-                last = exc
-                if "adapter" not in str(exc):
-                    break
-            finally:
-                browser.close()
-    raise RuntimeError(str(last))
+    return run_in_harness(page_function("[cases, kernels, reps, batch]", _BENCH_BODY), [case_list, kernels, reps, batch],
+                          timeout_s, launches)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,16 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
     args = parser.parse_args(argv)
-    try:
-        result = bench(cases(args.max_size), args.kernels.split(","), args.reps, args.batch, args.timeout)
-    except Exception as exc:  # noqa: BLE001 - any failure is exit status 2
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    print(format_table(result))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    from tools.bench_page import report
+
+    return report(lambda: bench(cases(args.max_size), args.kernels.split(","), args.reps, args.batch, args.timeout),
+                  format_table, args.out)
 
 
 if __name__ == "__main__":

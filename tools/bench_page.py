@@ -1,0 +1,118 @@
+"""What the per-kernel benchmark commands (``tools.bench_conv``, ``tools.bench_matmul``) share.
+
+- ``page_function(params, body)``: the JavaScript they evaluate on ``/harness/``, opening with
+  ``PAGE_SETUP_JS`` (the adapter, the context and the timing loop).
+- ``run_in_harness(script, arg, timeout_s)``: serve the project, open ``/harness/`` in a fresh
+  headless Chromium (``tools.chromium.launch_options()``) and evaluate the script, in a new
+  browser when the page found no WebGPU adapter.
+- ``adapter_line(adapter)`` and ``report(run, format_table, out)``: the table's adapter line,
+  and printing the table and writing the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: Statements opening a benchmark page function. They define ``info`` (the high-performance
+#: GPUAdapter's info; an Error 'no WebGPU adapter' is thrown without one), ``context`` (an
+#: MLContext asked for high performance), ``slots`` (its internal slots, for
+#: ``kernelOverrides``), ``count(shape)`` (element count), ``adapterInfo`` (vendor,
+#: architecture, device, description, isFallbackAdapter) and
+#: ``timeDispatches(graph, inputs, outputs, out, reps, batch)``: after 3 warm-up round trips,
+#: ``latency`` (``reps`` times dispatch + readTensor(out), ms each) and ``batchMs`` (``batch``
+#: dispatches then one readTensor(out), ms in all).
+PAGE_SETUP_JS = """
+  const {contextSlots} = await import('/polyfill/context.js');
+  const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
+  if (!adapter) throw new Error('no WebGPU adapter');
+  const info = adapter.info;
+  const context = await navigator.ml.createContext({powerPreference: 'high-performance'});
+  const slots = contextSlots(context);
+  const count = (shape) => shape.reduce((a, v) => a * v, 1);
+  const adapterInfo = {vendor: info.vendor, architecture: info.architecture, device: info.device,
+                       description: info.description, isFallbackAdapter: info.isFallbackAdapter};
+  async function timeDispatches(graph, inputs, outputs, out, reps, batch) {
+    for (let i = 0; i < 3; i++) { context.dispatch(graph, inputs, outputs); await context.readTensor(out); }
+    const latency = [];
+    for (let i = 0; i < reps; i++) {
+      const t0 = performance.now();
+      context.dispatch(graph, inputs, outputs);
+      await context.readTensor(out);
+      latency.push(performance.now() - t0);
+    }
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) context.dispatch(graph, inputs, outputs);
+    await context.readTensor(out);
+    return {latency, batchMs: performance.now() - t0};
+  }
+"""
+
+
+def page_function(params: str, body: str) -> str:
+    """``async (params) => { PAGE_SETUP_JS body }``: a function for Playwright's ``page.evaluate``."""
+    return f"async ({params}) => {{{PAGE_SETUP_JS}{body}}}\n"
+
+
+def run_in_harness(script: str, arg: Any, timeout_s: float, launches: int = 3) -> dict[str, Any]:
+    """Evaluate ``script(arg)`` on ``/harness/`` in a fresh headless browser; returns its result
+    plus ``browser`` (the version).
+
+    A failure whose message mentions "adapter" is retried in a new browser, up to ``launches``
+    browsers; ``timeout_s`` bounds each Playwright wait (the whole evaluate included).
+
+    Raises:
+        RuntimeError: the last failure's message.
+    """
+    from playwright.sync_api import sync_playwright
+
+    from server.app import create_app
+    from tests.live_server import serve_in_thread
+    from tools.chromium import launch_options
+
+    last: Exception | None = None
+    with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
+        for _ in range(launches):
+            browser = p.chromium.launch(headless=True, **launch_options())
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(timeout_s * 1000)
+                page.goto(base_url + "/harness/")
+                page.wait_for_function("() => window.harnessStatus !== undefined")
+                result = page.evaluate(script, arg)
+                result["browser"] = browser.version
+                return result
+            except Exception as exc:  # noqa: BLE001 - retried when it is the missing adapter
+                last = exc
+                if "adapter" not in str(exc):
+                    break
+            finally:
+                browser.close()
+    raise RuntimeError(str(last))
+
+
+def adapter_line(adapter: dict[str, Any]) -> str:
+    """``adapter: vendor / architecture / device / description`` (those given), `` (fallback)`` for a fallback adapter."""
+    return ("adapter: " + " / ".join(str(adapter[k]) for k in ("vendor", "architecture", "device", "description") if adapter.get(k))
+            + (" (fallback)" if adapter.get("isFallbackAdapter") else ""))
+
+
+def report(run: Callable[[], dict[str, Any]], format_table: Callable[[dict[str, Any]], str], out: Path) -> int:
+    """Call ``run``, print ``format_table`` of its result and write the result as JSON to ``out``.
+
+    Returns:
+        0, or 2 when ``run`` raised (the error is printed to stderr).
+    """
+    try:
+        result = run()
+    except Exception as exc:  # noqa: BLE001 - any failure is exit status 2
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(result))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
