@@ -11,18 +11,10 @@ import math
 
 import numpy as np
 
+from tests.reference.pool_conv import list_option, window_options
+
 #: convTranspose2d filterLayout -> axes permutation that turns it into IOHW
 _TRANSPOSE_FILTER_TO_IOHW = {"iohw": (0, 1, 2, 3), "hwoi": (3, 2, 0, 1), "ohwi": (3, 0, 1, 2)}
-
-
-def _list(options: dict, key: str, default, length: int) -> tuple[int, ...]:
-    value = options.get(key)
-    if value is None:
-        return tuple(default)
-    value = tuple(int(v) for v in value)
-    if len(value) != length:
-        raise ValueError(f"{key} must have {length} items, got {value}")
-    return value
 
 
 def convTranspose2d(input, filter, options=None):  # noqa: N802, A002 - spec names
@@ -40,10 +32,8 @@ def convTranspose2d(input, filter, options=None):  # noqa: N802, A002 - spec nam
     options = options or {}
     layout = options.get("inputLayout", "nchw")
     filter_layout = options.get("filterLayout", "iohw")
-    padding = _list(options, "padding", (0, 0, 0, 0), 4)
-    strides = _list(options, "strides", (1, 1), 2)
-    dilations = _list(options, "dilations", (1, 1), 2)
-    output_padding = _list(options, "outputPadding", (0, 0), 2)
+    padding, strides, dilations = window_options(options)
+    output_padding = list_option(options, "outputPadding", (0, 0), 2)
     groups = int(options.get("groups", 1))
     x = np.asarray(input, dtype=np.float64)
     x = x if layout == "nchw" else x.transpose(0, 3, 1, 2)
@@ -56,7 +46,7 @@ def convTranspose2d(input, filter, options=None):  # noqa: N802, A002 - spec nam
                for size, s, k, d, pb, pe in ((h, strides[0], kh, dilations[0], padding[0], padding[1]),
                                              (wd, strides[1], kw, dilations[1], padding[2], padding[3]))]
     if options.get("outputSizes") is not None:
-        out_h, out_w = _list(options, "outputSizes", (0, 0), 2)
+        out_h, out_w = list_option(options, "outputSizes", (0, 0), 2)
     else:
         out_h, out_w = natural[0] + output_padding[0], natural[1] + output_padding[1]
     if out_h < 1 or out_w < 1:

@@ -16,8 +16,9 @@ import numpy as np
 _FILTER_TO_OIHW = {"oihw": (0, 1, 2, 3), "hwio": (3, 2, 0, 1), "ohwi": (0, 3, 1, 2), "ihwo": (3, 0, 1, 2)}
 
 
-def _pair(options: dict, key: str, default: tuple[int, ...], length: int) -> tuple[int, ...]:
-    """Read a list option of ``length`` items, or its default."""
+def list_option(options: dict, key: str, default: tuple[int, ...], length: int) -> tuple[int, ...]:
+    """Read a list option of ``length`` items (as ints), or ``default`` when it is absent or None.
+    Raises ValueError for another length."""
     value = options.get(key)
     if value is None:
         return default
@@ -25,6 +26,13 @@ def _pair(options: dict, key: str, default: tuple[int, ...], length: int) -> tup
     if len(value) != length:
         raise ValueError(f"{key} must have {length} items, got {value}")
     return value
+
+
+def window_options(options: dict) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(padding, strides, dilations) of conv2d, convTranspose2d and the pooling operators, with the
+    spec's defaults [0, 0, 0, 0], [1, 1], [1, 1]. Raises ValueError for a list of the wrong length."""
+    return (list_option(options, "padding", (0, 0, 0, 0), 4), list_option(options, "strides", (1, 1), 2),
+            list_option(options, "dilations", (1, 1), 2))
 
 
 def _to_nchw(x: np.ndarray, layout: str) -> np.ndarray:
@@ -65,9 +73,7 @@ def conv2d(input, filter, options=None):  # noqa: A002 - spec names
     options = options or {}
     layout = options.get("inputLayout", "nchw")
     filter_layout = options.get("filterLayout", "oihw")
-    padding = _pair(options, "padding", (0, 0, 0, 0), 4)
-    strides = _pair(options, "strides", (1, 1), 2)
-    dilations = _pair(options, "dilations", (1, 1), 2)
+    padding, strides, dilations = window_options(options)
     groups = int(options.get("groups", 1))
     x = _to_nchw(np.asarray(input, dtype=np.float64), layout)
     w = np.asarray(filter, dtype=np.float64)
@@ -110,12 +116,10 @@ def _pool(input, options, kind: str) -> np.ndarray:
     layout = options.get("layout", "nchw")
     x = _to_nchw(np.asarray(input, dtype=np.float64), layout)
     n, c, h, w = x.shape
-    window = _pair(options, "windowDimensions", (h, w), 2)
+    window = list_option(options, "windowDimensions", (h, w), 2)
     # Padding applies with outputSizes too (Chromium and WPT; the 2026-06 draft's reset of padding
     # to zero when outputSizes exists is not followed, see static/polyfill/shape/pool.js).
-    padding = _pair(options, "padding", (0, 0, 0, 0), 4)
-    strides = _pair(options, "strides", (1, 1), 2)
-    dilations = _pair(options, "dilations", (1, 1), 2)
+    padding, strides, dilations = window_options(options)
     if 0 in window or 0 in strides or 0 in dilations:
         raise ValueError("pool2d: windowDimensions, strides and dilations must be non-zero")
     calculated = [
@@ -123,7 +127,7 @@ def _pool(input, options, kind: str) -> np.ndarray:
         for size, k, d, pb, pe, s in ((h, window[0], dilations[0], padding[0], padding[1], strides[0]),
                                       (w, window[1], dilations[1], padding[2], padding[3], strides[1]))]
     if options.get("outputSizes") is not None:
-        out_hw = _pair(options, "outputSizes", (0, 0), 2)
+        out_hw = list_option(options, "outputSizes", (0, 0), 2)
         if out_hw != tuple(math.floor(v) for v in calculated) and out_hw != tuple(math.ceil(v) for v in calculated):
             raise ValueError(f"pool2d: outputSizes {out_hw} match neither floor nor ceil of {calculated}")
     else:
