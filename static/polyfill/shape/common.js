@@ -120,14 +120,22 @@ export function checkUnsignedList(list, label, what, length) {
  * @returns {number[]}
  */
 export function checkAxes(axes, rank, label, what = 'axes') {
-  const values = checkUnsignedList(axes, label, what);
+  return checkDistinctAxes(checkUnsignedList(axes, label, what), rank, label, what);
+}
+
+/**
+ * Checks already converted axes (non-negative integers): each below `rank`, none twice.
+ * @returns {number[]} `axes`
+ * @throws {TypeError}
+ */
+export function checkDistinctAxes(axes, rank, label, what = 'axes') {
   const seen = new Set();
-  for (const a of values) {
+  for (const a of axes) {
     if (a >= rank) throw typeError(label, `${what} value ${a} is out of range for rank ${rank}`);
     if (seen.has(a)) throw typeError(label, `${what} contains ${a} twice`);
     seen.add(a);
   }
-  return values;
+  return axes;
 }
 
 /** Checks that `dataType` is among `allowed`. */

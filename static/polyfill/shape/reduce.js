@@ -4,6 +4,7 @@
  * functions, no GPU; every failure is a TypeError prefixed with the operator's label.
  */
 import {typeError} from '../errors.js';
+import {checkDistinctAxes} from './common.js';
 
 /**
  * WebIDL `[EnforceRange] unsigned long`: a finite number, truncated, in [0, 2^32 - 1].
@@ -38,14 +39,7 @@ export function checkAxesList(value, rank, label, what = 'axes') {
   if (value === null || typeof value !== 'object' || typeof value[Symbol.iterator] !== 'function') {
     throw typeError(label, `${what} must be a sequence of unsigned integers`);
   }
-  const axes = [...value].map((a) => enforceUnsigned(a, label, what));
-  const seen = new Set();
-  for (const a of axes) {
-    if (a >= rank) throw typeError(label, `${what} value ${a} is out of range for rank ${rank}`);
-    if (seen.has(a)) throw typeError(label, `${what} contains ${a} twice`);
-    seen.add(a);
-  }
-  return axes;
+  return checkDistinctAxes([...value].map((a) => enforceUnsigned(a, label, what)), rank, label, what);
 }
 
 /**
