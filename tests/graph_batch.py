@@ -6,7 +6,8 @@ tests build their cases as data and run them together::
     results = run_graphs(webnn_page, server_url, [(description, {"x": x}), ...])
     # results[i] is {output name: np.ndarray} or a GraphError for a case that threw
 
-and validation cases (JS that must throw) with :func:`expect_errors`.
+and validation cases (JS that must throw) with :func:`expect_errors`; JS that needs a context of
+its own (with forced kernels, say) runs through :func:`run_on_context`.
 """
 
 from __future__ import annotations
@@ -63,6 +64,22 @@ async (snippets) => {
 """
 
 
+_ON_CONTEXT_JS = """
+async ([js, arg, kernelOverrides]) => {
+  const context = await navigator.ml.createContext();
+  if (kernelOverrides) {
+    const {contextSlots} = await import('/polyfill/context.js');
+    contextSlots(context).kernelOverrides = kernelOverrides;
+  }
+  try {
+    return await (0, eval)(js)(context, arg);
+  } finally {
+    context.destroy();
+  }
+}
+"""
+
+
 def run_graphs(page, base_url: str,
                cases: Sequence[tuple[Mapping[str, Any], Mapping[str, np.ndarray]]]) -> list[Any]:
     """Build and compute each (description, inputs) case on one context.
@@ -92,6 +109,15 @@ def expect_errors(page, base_url: str, snippets: Sequence[str]) -> list[dict[str
     """
     open_harness(page, base_url)
     return page.evaluate(_ERRORS_JS, list(snippets))
+
+
+def run_on_context(page, base_url: str, js: str, arg: Any = None,
+                   kernel_overrides: Mapping[str, str] | None = None) -> Any:
+    """Run the JS function ``js``, ``async (context, arg) => ...``, on a fresh MLContext whose
+    ``kernelOverrides`` slot is ``kernel_overrides`` (e.g. ``{"rows": "workgroup"}``), destroyed
+    afterwards; returns what the function returns (JSON-serialisable)."""
+    open_harness(page, base_url)
+    return page.evaluate(_ON_CONTEXT_JS, [js, arg, kernel_overrides])
 
 
 # ------------------------------------------------------------ op-family test helpers

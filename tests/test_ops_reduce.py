@@ -12,8 +12,7 @@ import pytest
 
 from tests.conformance.cases import reduce as reduce_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
-from tests.graph_batch import run_graphs
-from tests.graph_runner import open_harness
+from tests.graph_batch import run_graphs, run_on_context
 from tests.reference.reduce import argMax, cumulativeSum, reduce
 from tests.tolerance import assert_exact, assert_ulp
 
@@ -63,38 +62,32 @@ def test_70000_rows(webnn_page, server_url):
 
 
 FOLDED_JS = """
-async ([rows, n]) => {
-  // One workgroup per row (forced), so 70,000 rows fold the grid past 65,535 workgroups.
-  const context = await navigator.ml.createContext();
-  const {contextSlots} = await import('/polyfill/context.js');
-  contextSlots(context).kernelOverrides = {rows: 'workgroup'};
-  try {
-    const builder = new MLGraphBuilder(context);
-    const x = builder.input('x', {dataType: 'float32', shape: [rows, n]});
-    const graph = await builder.build({s: builder.reduceSum(x, {axes: [1]}), m: builder.argMax(x, 1)});
-    const data = new Float32Array(rows * n);
-    for (let i = 0; i < rows * n; i++) data[i] = ((i * 2654435761) >>> 0) % 1000 / 8;
-    const tx = await context.createTensor({dataType: 'float32', shape: [rows, n], writable: true});
-    const ts = await context.createTensor({dataType: 'float32', shape: [rows], readable: true});
-    const tm = await context.createTensor({dataType: 'int32', shape: [rows], readable: true});
-    context.writeTensor(tx, data);
-    context.dispatch(graph, {x: tx}, {s: ts, m: tm});
-    const s = new Float32Array(await context.readTensor(ts));
-    const m = new Int32Array(await context.readTensor(tm));
-    let bad = 0;
-    for (let r = 0; r < rows; r++) {
-      let sum = 0;
-      let best = 0;
-      for (let j = 0; j < n; j++) {
-        sum += data[r * n + j];
-        if (data[r * n + j] > data[r * n + best]) best = j;
-      }
-      if (s[r] !== sum || m[r] !== best) bad++;  // multiples of 1/8 below 125: sums are exact
+async (context, [rows, n]) => {
+  // One workgroup per row (kernelOverrides {rows: 'workgroup'}), so 70,000 rows fold the grid past
+  // 65,535 workgroups.
+  const builder = new MLGraphBuilder(context);
+  const x = builder.input('x', {dataType: 'float32', shape: [rows, n]});
+  const graph = await builder.build({s: builder.reduceSum(x, {axes: [1]}), m: builder.argMax(x, 1)});
+  const data = new Float32Array(rows * n);
+  for (let i = 0; i < rows * n; i++) data[i] = ((i * 2654435761) >>> 0) % 1000 / 8;
+  const tx = await context.createTensor({dataType: 'float32', shape: [rows, n], writable: true});
+  const ts = await context.createTensor({dataType: 'float32', shape: [rows], readable: true});
+  const tm = await context.createTensor({dataType: 'int32', shape: [rows], readable: true});
+  context.writeTensor(tx, data);
+  context.dispatch(graph, {x: tx}, {s: ts, m: tm});
+  const s = new Float32Array(await context.readTensor(ts));
+  const m = new Int32Array(await context.readTensor(tm));
+  let bad = 0;
+  for (let r = 0; r < rows; r++) {
+    let sum = 0;
+    let best = 0;
+    for (let j = 0; j < n; j++) {
+      sum += data[r * n + j];
+      if (data[r * n + j] > data[r * n + best]) best = j;
     }
-    return bad;
-  } finally {
-    context.destroy();
+    if (s[r] !== sum || m[r] !== best) bad++;  // multiples of 1/8 below 125: sums are exact
   }
+  return bad;
 }
 """
 
@@ -102,5 +95,4 @@ async ([rows, n]) => {
 def test_folded_grid(webnn_page, server_url):
     """70,000 rows with one workgroup per row (grid folded past 65,535): reduceSum (exact on
     dyadic data) and argMax, every row."""
-    open_harness(webnn_page, server_url)
-    assert webnn_page.evaluate(FOLDED_JS, [70000, 12]) == 0
+    assert run_on_context(webnn_page, server_url, FOLDED_JS, [70000, 12], {"rows": "workgroup"}) == 0

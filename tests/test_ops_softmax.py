@@ -11,8 +11,7 @@ import pytest
 
 from tests.conformance.cases import softmax as softmax_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
-from tests.graph_batch import run_graphs
-from tests.graph_runner import open_harness
+from tests.graph_batch import run_graphs, run_on_context
 from tests.reference.ops import softmax
 from tests.tolerance import assert_ulp
 
@@ -46,41 +45,34 @@ def test_70000_rows(webnn_page, server_url):
 
 
 FOLDED_JS = """
-async ([rows, n]) => {
+async (context, [rows, n]) => {
   // Input generated here (a 65,600 x 257 tensor is too large to ship through JSON); the float64
   // reference is computed here too and compared in ULP of float32.
-  const context = await navigator.ml.createContext();
-  const {contextSlots} = await import('/polyfill/context.js');
-  contextSlots(context).kernelOverrides = {rows: 'workgroup'};
-  try {
-    const builder = new MLGraphBuilder(context);
-    const x = builder.input('x', {dataType: 'float32', shape: [rows, n]});
-    const graph = await builder.build({y: builder.softmax(x, 1)});
-    const data = new Float32Array(rows * n);
-    for (let i = 0; i < rows * n; i++) data[i] = (((i * 2654435761) >>> 0) % 1000) / 100 - 5;
-    const tx = await context.createTensor({dataType: 'float32', shape: [rows, n], writable: true});
-    const ty = await context.createTensor({dataType: 'float32', shape: [rows, n], readable: true});
-    context.writeTensor(tx, data);
-    context.dispatch(graph, {x: tx}, {y: ty});
-    const y = new Float32Array(await context.readTensor(ty));
-    const bits = new Int32Array(y.buffer);
-    const ref = new Float32Array(1);
-    const refBits = new Int32Array(ref.buffer);
-    let worst = 0;
-    for (let r = 0; r < rows; r++) {
-      let m = -Infinity;
-      for (let j = 0; j < n; j++) m = Math.max(m, data[r * n + j]);
-      let s = 0;
-      for (let j = 0; j < n; j++) s += Math.exp(data[r * n + j] - m);
-      for (let j = 0; j < n; j++) {
-        ref[0] = Math.exp(data[r * n + j] - m) / s;
-        worst = Math.max(worst, Math.abs(bits[r * n + j] - refBits[0]));
-      }
+  const builder = new MLGraphBuilder(context);
+  const x = builder.input('x', {dataType: 'float32', shape: [rows, n]});
+  const graph = await builder.build({y: builder.softmax(x, 1)});
+  const data = new Float32Array(rows * n);
+  for (let i = 0; i < rows * n; i++) data[i] = (((i * 2654435761) >>> 0) % 1000) / 100 - 5;
+  const tx = await context.createTensor({dataType: 'float32', shape: [rows, n], writable: true});
+  const ty = await context.createTensor({dataType: 'float32', shape: [rows, n], readable: true});
+  context.writeTensor(tx, data);
+  context.dispatch(graph, {x: tx}, {y: ty});
+  const y = new Float32Array(await context.readTensor(ty));
+  const bits = new Int32Array(y.buffer);
+  const ref = new Float32Array(1);
+  const refBits = new Int32Array(ref.buffer);
+  let worst = 0;
+  for (let r = 0; r < rows; r++) {
+    let m = -Infinity;
+    for (let j = 0; j < n; j++) m = Math.max(m, data[r * n + j]);
+    let s = 0;
+    for (let j = 0; j < n; j++) s += Math.exp(data[r * n + j] - m);
+    for (let j = 0; j < n; j++) {
+      ref[0] = Math.exp(data[r * n + j] - m) / s;
+      worst = Math.max(worst, Math.abs(bits[r * n + j] - refBits[0]));
     }
-    return worst;
-  } finally {
-    context.destroy();
   }
+  return worst;
 }
 """
 
@@ -88,6 +80,5 @@ async ([rows, n]) => {
 def test_folded_grid(webnn_page, server_url):
     """65,600 rows of 257 elements: one workgroup per row, so the grid is folded past 65,535
     workgroups; every row within 3N + 3 ULP of a float64 reference."""
-    open_harness(webnn_page, server_url)
-    worst = webnn_page.evaluate(FOLDED_JS, [65600, 257])
+    worst = run_on_context(webnn_page, server_url, FOLDED_JS, [65600, 257], {"rows": "workgroup"})
     assert worst <= 3 * 257 + 3
