@@ -128,6 +128,15 @@ NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32":
       "int64": np.int64, "uint64": np.uint64, "int8": np.int8, "uint8": np.uint8}
 
 
+def typed_rows(table, every):
+    """Each row of an op's case table with the data types it runs in: yields (k, j, row,
+    data_type) for row k and every ``every``-th type of ALL_TYPES from the (k % every)-th, j
+    counting those types (so successive rows cover the types in turn)."""
+    for k, row in enumerate(table):
+        for j, data_type in enumerate(ALL_TYPES[k % every::every]):
+            yield k, j, row, data_type
+
+
 def data(shape, data_type, seed=0):
     """Distinct values of ``data_type`` (floats include NaN, ±Inf, -0; int64 beyond 32 bits)."""
     rng = np.random.default_rng(seed)

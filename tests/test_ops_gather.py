@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.graph_batch import ALL_TYPES, check_all, check_errors, data, inp, op_graph
+from tests.graph_batch import check_all, check_errors, data, inp, op_graph, typed_rows
 from tests.reference import movement as ref
 
 INDEX_TYPES = ["int32", "uint32", "int64"]
@@ -32,6 +32,20 @@ def indices(shape, n, index_type, seed=0, wild=True):
     return np.array([int(v) for v in values], dtype=INDEX_NP[index_type]).reshape(shape)
 
 
+def nd_indices(ishape, shape, index_type, seed):
+    """gatherND/scatterND indices of shape ``ishape`` into ``shape``: column t indexes dimension t
+    (seed ``seed + t``), only the first column with out-of-range values."""
+    return np.stack([indices(ishape[:-1], shape[t], index_type, seed=seed + t, wild=t == 0)
+                     for t in range(ishape[-1])], axis=-1).astype(INDEX_NP[index_type])
+
+
+def typed_rows_with_indices(table):
+    """:func:`typed_rows` of ``table`` over every third data type, each with an index type in
+    turn: yields (k, j, row, data_type, index_type)."""
+    for k, j, row, data_type in typed_rows(table, 3):
+        yield k, j, row, data_type, INDEX_TYPES[(k + j) % 3]
+
+
 # ----------------------------------------------------------------------------- gather
 
 
@@ -42,14 +56,12 @@ GATHERS = [([5], [], 0), ([5], [3], 0), ([5], [2, 4], 0), ([4, 3], [2], 0), ([4,
 
 def test_gather(webnn_page, server_url):
     cases = []
-    for k, (shape, ishape, axis) in enumerate(GATHERS):
-        for j, data_type in enumerate(ALL_TYPES[k % 3::3]):
-            index_type = INDEX_TYPES[(k + j) % 3]
-            x = data(shape, data_type, seed=k)
-            idx = indices(ishape, shape[axis], index_type, seed=k + j)
-            d, i = op_graph("gather", {"x": x, "i": idx}, options={"axis": axis} if axis else None,
-                            constants={"i"} if j % 2 else ())
-            cases.append((d, i, {"y": ref.gather(x, idx, {"axis": axis})}))
+    for k, j, (shape, ishape, axis), data_type, index_type in typed_rows_with_indices(GATHERS):
+        x = data(shape, data_type, seed=k)
+        idx = indices(ishape, shape[axis], index_type, seed=k + j)
+        d, i = op_graph("gather", {"x": x, "i": idx}, options={"axis": axis} if axis else None,
+                        constants={"i"} if j % 2 else ())
+        cases.append((d, i, {"y": ref.gather(x, idx, {"axis": axis})}))
     # the spec's examples
     x = np.array([[0, 1, 2], [10, 11, 12], [20, 21, 22], [30, 31, 32]], dtype=np.float32)
     for idx, axis, want in [([3, 1], 0, [[30, 31, 32], [10, 11, 12]]), ([2, 1, 1], 1, [[2, 1, 1], [12, 11, 11], [22, 21, 21], [32, 31, 31]])]:
@@ -65,13 +77,11 @@ GATHER_ELEMENTS = [([5], [3], 0), ([4, 3], [2, 3], 0), ([4, 3], [4, 1], 1), ([4,
 
 def test_gather_elements(webnn_page, server_url):
     cases = []
-    for k, (shape, ishape, axis) in enumerate(GATHER_ELEMENTS):
-        for j, data_type in enumerate(ALL_TYPES[k % 3::3]):
-            index_type = INDEX_TYPES[(k + j) % 3]
-            x = data(shape, data_type, seed=k)
-            idx = indices(ishape, shape[axis], index_type, seed=k + j)
-            d, i = op_graph("gatherElements", {"x": x, "i": idx}, options={"axis": axis} if axis else None)
-            cases.append((d, i, {"y": ref.gatherElements(x, idx, {"axis": axis})}))
+    for k, j, (shape, ishape, axis), data_type, index_type in typed_rows_with_indices(GATHER_ELEMENTS):
+        x = data(shape, data_type, seed=k)
+        idx = indices(ishape, shape[axis], index_type, seed=k + j)
+        d, i = op_graph("gatherElements", {"x": x, "i": idx}, options={"axis": axis} if axis else None)
+        cases.append((d, i, {"y": ref.gatherElements(x, idx, {"axis": axis})}))
     x = np.array([[0, 1, 2], [10, 11, 12], [20, 21, 22], [30, 31, 32]], dtype=np.float32)
     d, i = op_graph("gatherElements", {"x": x, "i": np.array([[3, 1, 1], [2, 0, 3]], dtype=np.uint32)})
     cases.append((d, i, {"y": np.array([[30, 11, 12], [20, 1, 32]], dtype=np.float32)}))
@@ -85,15 +95,11 @@ GATHER_ND = [([5], [3, 1]), ([2, 2], [3, 2]), ([2, 2], [2, 1]), ([2, 2, 2], [2, 
 
 def test_gather_nd(webnn_page, server_url):
     cases = []
-    for k, (shape, ishape) in enumerate(GATHER_ND):
-        for j, data_type in enumerate(ALL_TYPES[k % 3::3]):
-            index_type = INDEX_TYPES[(k + j) % 3]
-            x = data(shape, data_type, seed=k)
-            kk = ishape[-1]
-            idx = np.stack([indices(ishape[:-1], shape[t], index_type, seed=10 * k + t + j, wild=t == 0)
-                            for t in range(kk)], axis=-1).astype(INDEX_NP[index_type])
-            d, i = op_graph("gatherND", {"x": x, "i": idx}, constants={"i"} if j % 2 else ())
-            cases.append((d, i, {"y": ref.gatherND(x, idx)}))
+    for k, j, (shape, ishape), data_type, index_type in typed_rows_with_indices(GATHER_ND):
+        x = data(shape, data_type, seed=k)
+        idx = nd_indices(ishape, shape, index_type, seed=10 * k + j)
+        d, i = op_graph("gatherND", {"x": x, "i": idx}, constants={"i"} if j % 2 else ())
+        cases.append((d, i, {"y": ref.gatherND(x, idx)}))
     x = np.arange(8, dtype=np.float32).reshape(2, 2, 2)
     d, i = op_graph("gatherND", {"x": x, "i": np.array([[0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=np.uint32)})
     cases.append((d, i, {"y": np.array([1, 2, 4, 6, 7], dtype=np.float32)}))
@@ -111,15 +117,13 @@ SCATTER_ELEMENTS = [([5], [3], 0), ([5], [8], 0), ([4, 3], [2, 3], 0), ([4, 3], 
 def test_scatter_elements(webnn_page, server_url):
     """Includes duplicate targets (more updates than the axis holds): the last update wins."""
     cases = []
-    for k, (shape, ishape, axis) in enumerate(SCATTER_ELEMENTS):
-        for j, data_type in enumerate(ALL_TYPES[k % 3::3]):
-            index_type = INDEX_TYPES[(k + j) % 3]
-            x = data(shape, data_type, seed=k)
-            idx = indices(ishape, shape[axis], index_type, seed=k + j)
-            upd = data(ishape, data_type, seed=100 + k)
-            d, i = op_graph("scatterElements", {"x": x, "i": idx, "u": upd}, options={"axis": axis} if axis else None,
-                            constants={"u"} if j % 2 else ())
-            cases.append((d, i, {"y": ref.scatterElements(x, idx, upd, {"axis": axis})}))
+    for k, j, (shape, ishape, axis), data_type, index_type in typed_rows_with_indices(SCATTER_ELEMENTS):
+        x = data(shape, data_type, seed=k)
+        idx = indices(ishape, shape[axis], index_type, seed=k + j)
+        upd = data(ishape, data_type, seed=100 + k)
+        d, i = op_graph("scatterElements", {"x": x, "i": idx, "u": upd}, options={"axis": axis} if axis else None,
+                        constants={"u"} if j % 2 else ())
+        cases.append((d, i, {"y": ref.scatterElements(x, idx, upd, {"axis": axis})}))
     check_all(webnn_page, server_url, cases)
 
 
@@ -130,16 +134,12 @@ SCATTER_ND = [([5], [3, 1]), ([5], [9, 1]), ([4, 3], [2, 1]), ([4, 3], [3, 2]), 
 
 def test_scatter_nd(webnn_page, server_url):
     cases = []
-    for k, (shape, ishape) in enumerate(SCATTER_ND):
-        for j, data_type in enumerate(ALL_TYPES[k % 3::3]):
-            index_type = INDEX_TYPES[(k + j) % 3]
-            x = data(shape, data_type, seed=k)
-            kk = ishape[-1]
-            idx = np.stack([indices(ishape[:-1], shape[t], index_type, seed=10 * k + t + j, wild=t == 0)
-                            for t in range(kk)], axis=-1).astype(INDEX_NP[index_type])
-            upd = data(ishape[:-1] + shape[kk:], data_type, seed=100 + k)
-            d, i = op_graph("scatterND", {"x": x, "i": idx, "u": upd}, constants={"i"} if j % 2 else ())
-            cases.append((d, i, {"y": ref.scatterND(x, idx, upd)}))
+    for k, j, (shape, ishape), data_type, index_type in typed_rows_with_indices(SCATTER_ND):
+        x = data(shape, data_type, seed=k)
+        idx = nd_indices(ishape, shape, index_type, seed=10 * k + j)
+        upd = data(ishape[:-1] + shape[ishape[-1]:], data_type, seed=100 + k)
+        d, i = op_graph("scatterND", {"x": x, "i": idx, "u": upd}, constants={"i"} if j % 2 else ())
+        cases.append((d, i, {"y": ref.scatterND(x, idx, upd)}))
     check_all(webnn_page, server_url, cases)
 
 

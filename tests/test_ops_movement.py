@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from tests.graph_batch import ALL_TYPES
-from tests.graph_batch import NP, check_all, check_errors, data, dtype_name, inp, single
+from tests.graph_batch import NP, check_all, check_errors, data, dtype_name, inp, single, typed_rows
 from tests.reference import movement as ref
 
 # ----------------------------------------------------------------------------- reshape
@@ -206,13 +206,12 @@ SPLITS = [([6], 3, 0), ([6], [1, 2, 3], 0), ([4, 6], 2, 1), ([4, 6], [4], 0), ([
 
 def test_split(webnn_page, server_url):
     cases = []
-    for k, (shape, splits, axis) in enumerate(SPLITS):
-        for data_type in ALL_TYPES[k % 4::4]:
-            x = data(shape, data_type, seed=k)
-            parts = ref.split(x, splits, {"axis": axis})
-            names = [f"y{j}" for j in range(len(parts))]
-            d, i = single("split", x, splits, options={"axis": axis} if axis else None, outputs=names)
-            cases.append((d, i, dict(zip(names, parts))))
+    for k, _, (shape, splits, axis), data_type in typed_rows(SPLITS, 4):
+        x = data(shape, data_type, seed=k)
+        parts = ref.split(x, splits, {"axis": axis})
+        names = [f"y{j}" for j in range(len(parts))]
+        d, i = single("split", x, splits, options={"axis": axis} if axis else None, outputs=names)
+        cases.append((d, i, dict(zip(names, parts))))
     check_all(webnn_page, server_url, cases)
 
 
@@ -224,14 +223,19 @@ EXPANDS = [([], [3]), ([], [2, 3]), ([1], [5]), ([3], [2, 3]), ([2, 1], [2, 4]),
            ([2, 3], [2, 3]), ([1, 1, 1, 1, 1, 1, 1, 1], [2, 1, 2, 1, 2, 1, 2, 3])]
 
 
-def test_expand(webnn_page, server_url):
+def one_argument_cases(op, table, reference):
+    """Cases of ``op(x, argument)`` for each (shape, argument) row of ``table``, every fourth data
+    type, expecting ``reference(x, argument)``."""
     cases = []
-    for k, (shape, new_shape) in enumerate(EXPANDS):
-        for data_type in ALL_TYPES[k % 4::4]:
-            x = data(shape, data_type, seed=k)
-            d, i = single("expand", x, new_shape)
-            cases.append((d, i, {"y": ref.expand(x, new_shape)}))
-    check_all(webnn_page, server_url, cases)
+    for k, _, (shape, argument), data_type in typed_rows(table, 4):
+        x = data(shape, data_type, seed=k)
+        d, i = single(op, x, argument)
+        cases.append((d, i, {"y": reference(x, argument)}))
+    return cases
+
+
+def test_expand(webnn_page, server_url):
+    check_all(webnn_page, server_url, one_argument_cases("expand", EXPANDS, ref.expand))
 
 
 TILES = [([], []), ([3], [1]), ([3], [4]), ([2, 3], [2, 2]), ([2, 3], [1, 3]), ([1, 3], [4, 1]),
@@ -239,13 +243,7 @@ TILES = [([], []), ([3], [1]), ([3], [4]), ([2, 3], [2, 2]), ([2, 3], [1, 3]), (
 
 
 def test_tile(webnn_page, server_url):
-    cases = []
-    for k, (shape, reps) in enumerate(TILES):
-        for data_type in ALL_TYPES[k % 4::4]:
-            x = data(shape, data_type, seed=k)
-            d, i = single("tile", x, reps)
-            cases.append((d, i, {"y": ref.tile(x, reps)}))
-    check_all(webnn_page, server_url, cases)
+    check_all(webnn_page, server_url, one_argument_cases("tile", TILES, ref.tile))
 
 
 REVERSES = [([], None), ([], []), ([5], None), ([5], []), ([3, 4], [0]), ([3, 4], [1]), ([3, 4], None),
@@ -255,12 +253,11 @@ REVERSES = [([], None), ([], []), ([5], None), ([5], []), ([3, 4], [0]), ([3, 4]
 
 def test_reverse(webnn_page, server_url):
     cases = []
-    for k, (shape, axes) in enumerate(REVERSES):
-        for data_type in ALL_TYPES[k % 4::4]:
-            x = data(shape, data_type, seed=k)
-            options = None if axes is None else {"axes": axes}
-            d, i = single("reverse", x, options=options)
-            cases.append((d, i, {"y": ref.reverse(x, options)}))
+    for k, _, (shape, axes), data_type in typed_rows(REVERSES, 4):
+        x = data(shape, data_type, seed=k)
+        options = None if axes is None else {"axes": axes}
+        d, i = single("reverse", x, options=options)
+        cases.append((d, i, {"y": ref.reverse(x, options)}))
     check_all(webnn_page, server_url, cases)
 
 

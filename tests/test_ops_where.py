@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.graph_batch import ALL_TYPES, check_all, check_errors, data, inp, op_graph
+from tests.graph_batch import check_all, check_errors, data, inp, op_graph, typed_rows
 from tests.reference import movement as ref
 
 
@@ -22,13 +22,12 @@ WHERES = [([], [], []), ([5], [5], [5]), ([2, 3], [2, 3], [2, 3]), ([2, 3], [], 
 
 def test_where(webnn_page, server_url):
     cases = []
-    for k, (cshape, tshape, fshape) in enumerate(WHERES):
-        for j, data_type in enumerate(ALL_TYPES[k % 2::2]):
-            c = condition(cshape, seed=k)
-            t = data(tshape, data_type, seed=k)
-            f = data(fshape, data_type, seed=k + 50)
-            d, i = op_graph("where", {"c": c, "t": t, "f": f}, constants={"f"} if j % 2 else ())
-            cases.append((d, i, {"y": ref.where(c, t, f)}))
+    for k, j, (cshape, tshape, fshape), data_type in typed_rows(WHERES, 2):
+        c = condition(cshape, seed=k)
+        t = data(tshape, data_type, seed=k)
+        f = data(fshape, data_type, seed=k + 50)
+        d, i = op_graph("where", {"c": c, "t": t, "f": f}, constants={"f"} if j % 2 else ())
+        cases.append((d, i, {"y": ref.where(c, t, f)}))
     check_all(webnn_page, server_url, cases)
 
 
@@ -42,11 +41,10 @@ TRIANGULARS = [([3, 3], {}), ([3, 3], {"diagonal": 1}), ([3, 3], {"diagonal": -1
 
 def test_triangular(webnn_page, server_url):
     cases = []
-    for k, (shape, options) in enumerate(TRIANGULARS):
-        for data_type in ALL_TYPES[k % 3::3]:
-            x = data(shape, data_type, seed=k)
-            d, i = op_graph("triangular", {"x": x}, options=options or None)
-            cases.append((d, i, {"y": ref.triangular(x, options)}))
+    for k, _, (shape, options), data_type in typed_rows(TRIANGULARS, 3):
+        x = data(shape, data_type, seed=k)
+        d, i = op_graph("triangular", {"x": x}, options=options or None)
+        cases.append((d, i, {"y": ref.triangular(x, options)}))
     # the spec's example
     x = np.array([[7, 1, 2], [9, 4, 8], [2, 6, 3]], dtype=np.float32)
     d, i = op_graph("triangular", {"x": x}, options={"upper": False, "diagonal": -1})
