@@ -54,17 +54,25 @@ fn store_y(v: f32, m: u32, n: u32, y0: u32) {
 }
 
 /**
- * Four output elements per workgroup of 256, 64 invocations each splitting K (B contiguous in K);
- * partial sums meet in workgroup memory in two levels (8 x 8).
+ * What both gemv shaders start with: bindings A, B, (C), Y of `dataType`, the common uniforms,
+ * 256 f32 of workgroup memory `part` for the partial sums, and store_y.
  */
-function gemvDotShader(dataType, batchRank, hasC) {
+function gemvBase(name, dataType, batchRank, hasC) {
   const T = wgslType(dataType);
-  const shader = new Shader('matmul_gemv_dot').read('A', T).read('B', T);
+  const shader = new Shader(name).read('A', T).read('B', T);
   if (hasC) shader.read('C', T);
   shader.write('Y', T);
   const cTerm = declareCommon(shader, batchRank, hasC);
   shader.shared('part', 'array<f32, 256>');
-  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm));
+  return shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm));
+}
+
+/**
+ * Four output elements per workgroup of 256, 64 invocations each splitting K (B contiguous in K);
+ * partial sums meet in workgroup memory in two levels (8 x 8).
+ */
+function gemvDotShader(dataType, batchRank, hasC) {
+  const shader = gemvBase('matmul_gemv_dot', dataType, batchRank, hasC);
   shader.main(`
   let mn = u_M() * u_N();
   if (wg * 4u >= u_batches() * mn) { return; }
@@ -100,14 +108,8 @@ function gemvDotShader(dataType, batchRank, hasC) {
 
 /** 64 columns per workgroup of 256, K split four ways (B contiguous in N). */
 function gemvColShader(dataType, batchRank, hasC) {
-  const T = wgslType(dataType);
-  const shader = new Shader('matmul_gemv_col').read('A', T).read('B', T);
-  if (hasC) shader.read('C', T);
-  shader.write('Y', T);
-  const cTerm = declareCommon(shader, batchRank, hasC);
+  const shader = gemvBase('matmul_gemv_col', dataType, batchRank, hasC);
   shader.uniform('tilesN');
-  shader.shared('part', 'array<f32, 256>');
-  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm));
   shader.main(`
   let per_batch = u_M() * u_tilesN();
   let batch = wg / per_batch;
