@@ -105,15 +105,25 @@ ${hasScale ? `    y = ${param('SCALE')} * y;\n` : ''}${hasBias ? `    y = y + ${
   L.step({shader, values, uniforms, groups: split.rows, label: node.label});
 }
 
-function instanceNormalization(builder, label, input, options) {
-  const opts = optionsDict(options, label);
-  const s = {input: builder._operand(input, label), scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label)};
-  const attrs = instanceNormalizationAttrs(s, opts, label);
-  attrs.hasScale = Boolean(s.scale);
-  attrs.hasBias = Boolean(s.bias);
-  const inputs = [input, ...(s.scale ? [opts.scale] : []), ...(s.bias ? [opts.bias] : [])];
-  return builder._node('instanceNormalization', inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
+/**
+ * MLGraphBuilder.instanceNormalization / layerNormalization(input, options) for the op `op`: the
+ * optional scale and bias operands, then `attrsOf` (shape/normalization.js) checks the slots and
+ * options and gives the attributes.
+ * @returns {function(builder, label, input, options): MLOperand}
+ */
+function scaleBiasMethod(op, attrsOf) {
+  return function normalization(builder, label, input, options) {
+    const opts = optionsDict(options, label);
+    const s = {input: builder._operand(input, label), scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label)};
+    const attrs = attrsOf(s, opts, label);
+    attrs.hasScale = Boolean(s.scale);
+    attrs.hasBias = Boolean(s.bias);
+    const inputs = [input, ...(s.scale ? [opts.scale] : []), ...(s.bias ? [opts.bias] : [])];
+    return builder._node(op, inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
+  };
 }
+
+const instanceNormalization = scaleBiasMethod('instanceNormalization', instanceNormalizationAttrs);
 
 function lowerInstanceNormalization(node, L) {
   const axis = node.attrs.axis;
@@ -121,15 +131,7 @@ function lowerInstanceNormalization(node, L) {
   lowerRowNormalization(node, L, axes, [0, 1, 2, 3].map((d) => (d === axis ? 1 : 0)));
 }
 
-function layerNormalization(builder, label, input, options) {
-  const opts = optionsDict(options, label);
-  const s = {input: builder._operand(input, label), scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label)};
-  const attrs = layerNormalizationAttrs(s, opts, label);
-  attrs.hasScale = Boolean(s.scale);
-  attrs.hasBias = Boolean(s.bias);
-  const inputs = [input, ...(s.scale ? [opts.scale] : []), ...(s.bias ? [opts.bias] : [])];
-  return builder._node('layerNormalization', inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
-}
+const layerNormalization = scaleBiasMethod('layerNormalization', layerNormalizationAttrs);
 
 function lowerLayerNormalization(node, L) {
   const {axes} = node.attrs;
