@@ -96,10 +96,11 @@ export function stridesOf(shape) {
  * @throws {TypeError}
  */
 export function checkUnsigned(value, label, what) {
-  const n = typeof value === 'number' ? value : (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'object' && value !== null ? NaN : Number(value));
-  if (!Number.isFinite(n)) throw typeError(label, `${what} must be an unsigned integer, got ${String(value)}`);
+  if (typeof value === 'bigint' || typeof value === 'symbol') throw typeError(label, `${what} must be a number`);
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw typeError(label, `${what} must be a finite number, got ${String(value)}`);
   const t = Math.trunc(n) + 0;
-  if (t < 0 || t > 0xffffffff) throw typeError(label, `${what} must be an unsigned integer, got ${String(value)}`);
+  if (t < 0 || t > 0xffffffff) throw typeError(label, `${what} ${t} is out of the range of unsigned long`);
   return t;
 }
 

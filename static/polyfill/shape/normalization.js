@@ -6,9 +6,9 @@
 import {typeError} from '../errors.js';
 import {FLOAT_TYPES} from '../dtypes.js';
 import {castNumber} from './cast.js';
-import {checkDataType} from './common.js';
+import {checkDataType, checkUnsigned} from './common.js';
 import {checkDouble} from './matmul.js';
-import {checkAxesList, enforceUnsigned} from './reduce.js';
+import {checkAxesList} from './reduce.js';
 
 /** Checks an optional/required 1-D (or given-shape) parameter operand: float type of input, exact shape. */
 function checkParam(param, input, shape, label, what) {
@@ -34,7 +34,7 @@ function epsilonOf(options, dataType, label) {
 export function batchNormalizationAttrs(s, options, label) {
   checkDataType(s.input, FLOAT_TYPES, label);
   const rank = s.input.shape.length;
-  const axis = enforceUnsigned(options.axis ?? 1, label, 'axis');
+  const axis = checkUnsigned(options.axis ?? 1, label, 'axis');
   if (axis >= rank) throw typeError(label, `axis ${axis} is out of range for rank ${rank}`);
   const channels = [s.input.shape[axis]];
   checkParam(s.mean, s.input, channels, label, 'mean');

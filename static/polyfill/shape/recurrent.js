@@ -7,8 +7,7 @@
  */
 import {typeError} from '../errors.js';
 import {FLOAT_TYPES, MAX_DIMENSION} from '../dtypes.js';
-import {checkDataType} from './common.js';
-import {enforceUnsigned} from './reduce.js';
+import {checkDataType, checkUnsigned} from './common.js';
 
 const ACTIVATIONS = ['relu', 'sigmoid', 'tanh'];
 const DIRECTIONS = ['forward', 'backward', 'both'];
@@ -91,8 +90,8 @@ export function recurrentAttrs(kind, s, stepsArg, hiddenArg, options, label) {
   for (const w of ['weight', 'recurrentWeight']) {
     if (s[w].dataType !== s.input.dataType) throw typeError(label, `${w} must have the data type of input`);
   }
-  const steps = enforceUnsigned(stepsArg, label, 'steps');
-  const hiddenSize = enforceUnsigned(hiddenArg, label, 'hiddenSize');
+  const steps = checkUnsigned(stepsArg, label, 'steps');
+  const hiddenSize = checkUnsigned(hiddenArg, label, 'hiddenSize');
   if (steps === 0) throw typeError(label, 'steps must be greater than 0');
   if (s.input.shape[0] !== steps) throw typeError(label, `input.shape[0] (${s.input.shape[0]}) must equal steps (${steps})`);
   const [, batchSize, inputSize] = s.input.shape;
@@ -127,7 +126,7 @@ export function cellAttrs(kind, s, hiddenArg, options, label) {
   for (const w of Object.keys(required)) {
     if (required[w].dataType !== s.input.dataType) throw typeError(label, `${w} must have the data type of input`);
   }
-  const hiddenSize = enforceUnsigned(hiddenArg, label, 'hiddenSize');
+  const hiddenSize = checkUnsigned(hiddenArg, label, 'hiddenSize');
   const [batchSize, inputSize] = s.input.shape;
   const g = gates * hiddenSize;
   if (!sameShape(s.weight.shape, [g, inputSize])) throw typeError(label, `weight must have shape [${g}, ${inputSize}], got [${s.weight.shape}]`);

@@ -4,28 +4,14 @@
  * functions, no GPU; every failure is a TypeError prefixed with the operator's label.
  */
 import {typeError} from '../errors.js';
-import {checkDistinctAxes} from './common.js';
-
-/**
- * WebIDL `[EnforceRange] unsigned long`: a finite number, truncated, in [0, 2^32 - 1].
- * @returns {number}
- * @throws {TypeError}
- */
-export function enforceUnsigned(value, label, what) {
-  if (typeof value === 'bigint' || typeof value === 'symbol') throw typeError(label, `${what} must be a number`);
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw typeError(label, `${what} must be a finite number, got ${String(value)}`);
-  const t = Math.trunc(n);
-  if (t < 0 || t > 0xffffffff) throw typeError(label, `${what} ${t} is out of the range of unsigned long`);
-  return t;
-}
+import {checkDistinctAxes, checkUnsigned} from './common.js';
 
 /**
  * An axis argument: `[EnforceRange] unsigned long` below `rank`.
  * @throws {TypeError}
  */
 export function checkAxis(value, rank, label, what = 'axis') {
-  const axis = enforceUnsigned(value, label, what);
+  const axis = checkUnsigned(value, label, what);
   if (axis >= rank) throw typeError(label, `${what} ${axis} is out of range for rank ${rank}`);
   return axis;
 }
@@ -39,7 +25,7 @@ export function checkAxesList(value, rank, label, what = 'axes') {
   if (value === null || typeof value !== 'object' || typeof value[Symbol.iterator] !== 'function') {
     throw typeError(label, `${what} must be a sequence of unsigned integers`);
   }
-  return checkDistinctAxes([...value].map((a) => enforceUnsigned(a, label, what)), rank, label, what);
+  return checkDistinctAxes([...value].map((a) => checkUnsigned(a, label, what)), rank, label, what);
 }
 
 /**
