@@ -260,3 +260,54 @@ def test_tensors_beyond_device_limits_fail_clearly(webnn_page, server_url):
     assert (r["bigFloat"], r["okInt8"], r["bigInt8"]) == ("TypeError", "ok", "TypeError")
     assert r["buildTooBig"] == "OperationError"
     assert r["createTooBig"] == "UnknownError"
+
+
+def test_read_into_buffer_detached_while_pending(webnn_page, server_url):
+    """Spec readTensor(tensor, outputData): a buffer detached while the read is pending rejects
+    the promise with a TypeError (it must not hang)."""
+    r = run(webnn_page, server_url, """
+      const t = await ctx.createTensor({dataType: 'float32', shape: [2], readable: true});
+      const results = [];
+      for (const make of [() => new ArrayBuffer(8), () => new Float32Array(2)]) {
+        const out = make();
+        const p = ctx.readTensor(t, out);
+        (out.buffer ?? out).transfer();
+        try { await p; results.push('resolved'); } catch (e) { results.push(e.name); }
+      }
+      return results;
+    """)
+    assert r == {"ok": ["TypeError", "TypeError"]}
+
+
+def test_allocation_failure_is_an_error_not_wrong_data(webnn_page, server_url):
+    """A graph whose 1 GiB intermediate the GPU cannot allocate rejects build() with
+    OperationError, and a tensor it cannot allocate rejects createTensor() with UnknownError;
+    where the GPU can allocate them, the results are right. Never silently wrong data."""
+    r = run(webnn_page, server_url, """
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', {dataType: 'float32', shape: [1]});
+      const big = b.expand(x, [268435456]);
+      let graph = null, build = 'ok';
+      try { graph = await b.build({y: b.reduceMax(b.add(big, big))}); } catch (e) { build = e.name; }
+      let value = null;
+      if (graph) {
+        const tx = await ctx.createTensor({dataType: 'float32', shape: [1], writable: true});
+        const ty = await ctx.createTensor({dataType: 'float32', shape: [], readable: true});
+        ctx.writeTensor(tx, new Float32Array([1.5]));
+        ctx.dispatch(graph, {x: tx}, {y: ty});
+        value = new Float32Array(await ctx.readTensor(ty))[0];
+        graph.destroy();
+      }
+      let create = 'ok', first = null;
+      try {
+        const t = await ctx.createTensor({dataType: 'float32', shape: [268435456], readable: true, writable: true});
+        ctx.writeTensor(t, new Float32Array(268435456).fill(2));
+        first = new Float32Array(await ctx.readTensor(t))[268435455];
+        t.destroy();
+      } catch (e) { create = e.name; }
+      return {build, value, create, first};
+    """)
+    assert "ok" in r, r
+    r = r["ok"]
+    assert r["build"] == "OperationError" or (r["build"] == "ok" and r["value"] == 3.0), r
+    assert r["create"] == "UnknownError" or (r["create"] == "ok" and r["first"] == 2.0), r

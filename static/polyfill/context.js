@@ -7,6 +7,7 @@ import {bufferMatches, byteLength, bytesOf} from './dtypes.js';
 import {checkDescriptor} from './shape/common.js';
 import {BufferPool} from './gpu/buffer_pool.js';
 import {PipelineCache} from './gpu/pipeline_cache.js';
+import {captureErrors} from './gpu/error_scope.js';
 import {MLTensor, createTensorObject, isTensor, tensorSlots} from './tensor.js';
 import {opSupportLimits} from './ops/limits.js';
 import {graphSlots, isGraph} from './graph.js';
@@ -62,7 +63,7 @@ export class MLContext {
     const s = this._live();
     const desc = checkDescriptor(descriptor, 'createConstantTensor');
     if (!bufferMatches(inputData, desc)) throw typeError('createConstantTensor', 'inputData does not match the descriptor (byte length or view type)');
-    const tensor = this._newTensor(s, desc, {readable: false, writable: false, constant: true});
+    const tensor = await this._newTensor(s, desc, {readable: false, writable: false, constant: true});
     this._upload(tensorSlots(tensor).buffer, bytesOf(inputData));
     tensorSlots(tensor).bytes = bytesOf(inputData).slice();
     return tensor;
@@ -151,16 +152,19 @@ export class MLContext {
       t.pending.delete(settle);
       const bytes = new Uint8Array(staging.getMappedRange(0, padded), 0, size);
       if (outputData === undefined) {
-        const result = bytes.slice().buffer;
-        settle.resolve(result);
+        settle.resolve(bytes.slice().buffer);
+      } else if (isDetached(outputData)) {
+        settle.reject(typeError('readTensor', 'outputData was detached while the read was pending'));
       } else {
-        const target = bytesOf(outputData);
-        if (target.byteLength !== size) settle.reject(typeError('readTensor', 'outputData was detached'));
-        else { target.set(bytes); settle.resolve(undefined); }
+        bytesOf(outputData).set(bytes);
+        settle.resolve(undefined);
       }
-    }, (e) => {
+    }, async (e) => {
       if (!t.pending.delete(settle)) return;
-      settle.reject(this._lostNow() ? domError('InvalidStateError', 'the context is lost', 'readTensor')
+      // A map fails when the device goes away; its `lost` promise may settle a task later.
+      const lost = this._lostNow() || await Promise.race([
+        s.device.lost.then(() => true), new Promise((r) => setTimeout(() => r(false), 0))]);
+      settle.reject(lost ? domError('InvalidStateError', 'the context is lost', 'readTensor')
         : domError('UnknownError', `reading the tensor failed: ${e.message}`, 'readTensor'));
     }).finally(() => {
       if (staging.mapState === 'mapped') staging.unmap();
@@ -231,13 +235,24 @@ export class MLContext {
     return t;
   }
 
-  _newTensor(s, desc, init) {
+  /**
+   * Allocates a tensor's buffer (zero-filled by WebGPU, as the spec requires).
+   * @returns {Promise<MLTensor>}
+   * @throws (rejects) UnknownError when the size exceeds maxBufferSize or the GPU cannot allocate it
+   */
+  async _newTensor(s, desc, init) {
     const size = paddedLength(byteLength(desc));
     if (size > s.device.limits.maxBufferSize) {
       throw domError('UnknownError', `a tensor of ${size} bytes exceeds the device's maxBufferSize (${s.device.limits.maxBufferSize})`, 'createTensor');
     }
-    // Fresh buffers are zero-filled by WebGPU, as the spec requires.
-    const buffer = s.device.createBuffer({size, usage: TENSOR_USAGE, label: `webnn:tensor[${desc.dataType} ${desc.shape}]`});
+    const {result: buffer, error} = captureErrors(s.device, () => s.device.createBuffer({
+      size, usage: TENSOR_USAGE, label: `webnn:tensor[${desc.dataType} ${desc.shape}]`}));
+    const failure = await error;
+    if (failure || s.lostInfo) {
+      buffer.destroy();
+      if (s.lostInfo) throw domError('InvalidStateError', 'the context was lost while the tensor was created', 'createTensor');
+      throw domError('UnknownError', `the GPU could not allocate ${size} bytes for the tensor: ${failure.message}`, 'createTensor');
+    }
     const tensor = createTensorObject(this, desc, {buffer, ...init});
     s.tensors.add(tensor);
     return tensor;
@@ -278,6 +293,13 @@ export class MLContext {
     if (s.ownsDevice) s.device.destroy();
     s.resolveLost(s.lostInfo);
   }
+}
+
+/** Whether an AllowSharedBufferSource's memory was detached (transferred) meanwhile. */
+function isDetached(source) {
+  const buffer = ArrayBuffer.isView(source) ? source.buffer : source;
+  if (typeof buffer.detached === 'boolean') return buffer.detached;
+  return ArrayBuffer.isView(source) ? source.byteLength === 0 : buffer.byteLength === 0;
 }
 
 function validateNamed(entries, descriptors, what) {

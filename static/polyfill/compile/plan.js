@@ -14,6 +14,7 @@ import {OPERATORS} from '../ops/index.js';
 import {Lowering} from './lowering.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
+import {captureErrors} from '../gpu/error_scope.js';
 
 const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -74,7 +75,12 @@ export async function compileGraph(context, entries) {
   }
 
   const plan = new Plan(ctx, L, outputs);
-  await plan.prepare();
+  try {
+    await plan.prepare();
+  } catch (e) {
+    plan.discard();
+    throw e;
+  }
   if (ctx.lostInfo) {
     plan.release(ctx);
     throw domError('InvalidStateError', 'the context was lost during build', 'build');
@@ -94,10 +100,37 @@ export class Plan {
     this.bindCache = new Map();
   }
 
-  /** Allocates buffers, uploads constants and uniforms, creates pipelines and bind groups. */
+  /**
+   * Allocates buffers, uploads constants and uniforms, creates pipelines and bind groups.
+   * @throws {DOMException} OperationError when the GPU cannot allocate the buffers or a kernel
+   *   fails to compile (the caller discards the plan)
+   */
   async prepare() {
-    const {device, pool, pipelines} = this.ctx;
+    const {device, pipelines} = this.ctx;
     const compiled = Promise.all(this.steps.map((st) => pipelines.get(st.shader)));
+    compiled.catch(() => {}); // awaited below unless allocation fails first
+    const allocation = captureErrors(device, () => this.allocate());
+    const allocationError = await allocation.error;
+    if (allocationError) {
+      throw domError('OperationError', `the GPU could not allocate the graph's buffers: ${allocationError.message}`, 'build');
+    }
+    const results = await compiled;
+    const binding = captureErrors(device, () => this.steps.forEach((st, i) => {
+      st.pipeline = results[i].pipeline;
+      st.layout = results[i].layout;
+      st.dynamic = st.values.some((v) => v.kind === 'input' || v.kind === 'output');
+      if (!st.dynamic) st.bindGroup = this.bindGroup(st, null, null);
+      st.uniformData = null;
+    }));
+    const error = await binding.error;
+    if (error) {
+      throw domError('OperationError', `creating the graph's bind groups failed: ${error.message}`, 'build');
+    }
+  }
+
+  /** Buffers for temporaries (pooled, by lifetime), constants (uploaded) and uniforms. */
+  allocate() {
+    const {device} = this.ctx;
     this.assignBuffers();
     for (const v of this.values) {
       if (v.kind === 'constant') {
@@ -118,15 +151,13 @@ export class Plan {
     const packed = new Uint8Array(Math.max(offset, 16));
     for (const st of this.steps) packed.set(new Uint8Array(st.uniformData), st.uniformOffset);
     device.queue.writeBuffer(this.uniformBuffer, 0, packed);
+  }
 
-    const results = await compiled;
-    this.steps.forEach((st, i) => {
-      st.pipeline = results[i].pipeline;
-      st.layout = results[i].layout;
-      st.dynamic = st.values.some((v) => v.kind === 'input' || v.kind === 'output');
-      if (!st.dynamic) st.bindGroup = this.bindGroup(st, null, null);
-      st.uniformData = null;
-    });
+  /** Destroys every buffer of a plan that failed to build (none goes back to the pool). */
+  discard() {
+    this.owned.forEach((b) => b.destroy());
+    this.owned = [];
+    this.pooled = new Set();
   }
 
   /** Assigns pooled buffers to temporaries: best fit among buffers whose values are dead. */
