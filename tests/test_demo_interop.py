@@ -84,6 +84,118 @@ def test_demo_controls_choose_size_and_iterations(webnn_page, server_url):
     assert webnn_page.evaluate("() => window.lastRun") is None
 
 
+# ----------------------------------------------------------------------------- URL parameters
+
+#: Counts the page's WebGPU entry points (requestAdapter, and createBuffer on any device), so a test
+#: can tell that a rejected URL or option created no GPU object.
+COUNT_GPU_CALLS = """
+window.gpuCalls = {requestAdapter: 0, createBuffer: 0};
+if (navigator.gpu) {
+  const requestAdapter = navigator.gpu.requestAdapter.bind(navigator.gpu);
+  navigator.gpu.requestAdapter = (...a) => { window.gpuCalls.requestAdapter++; return requestAdapter(...a); };
+  const createBuffer = GPUDevice.prototype.createBuffer;
+  GPUDevice.prototype.createBuffer = function (...a) { window.gpuCalls.createBuffer++; return createBuffer.apply(this, a); };
+}
+"""
+
+#: (query, a part of the message the page must show: numbers as numbers, other text quoted). The first three are the tester's reports:
+#: a TypeError on toFixed, a raw createBuffer error, and a zero-size binding warning.
+BAD_URLS = [
+    ("iterations=0", "iterations must be an integer from 1 to 1000; got 0"),
+    ("shape=a,b", 'shape must be 4 comma-separated integers N,C,H,W; got "a,b"'),
+    ("shape=1,0,4,4", "shape C must be an integer from 1 to 1024; got 0"),
+    ("shape=1,x,4,4", 'shape C must be an integer from 1 to 1024; got "x"'),
+    ("shape=1,1,1,1,1", 'shape must be 4 comma-separated integers N,C,H,W; got "1,1,1,1,1"'),
+    ("shape=1,-2,4,4", 'shape C must be an integer from 1 to 1024; got "-2"'),
+    ("shape=64,1024,4096,4096", "shape 64×1024×4096×4096 has 1,099,511,627,776 elements, more than 16,777,216"),
+    ("shape=1,1,4096,4096&filters=2", "the output 1×2×4096×4096 has 33,554,432 elements, more than 16,777,216"),
+    ("shape=1,1,1,5000", "shape W must be an integer from 1 to 4096; got 5000"),
+    ("iterations=2.5", 'iterations must be an integer from 1 to 1000; got "2.5"'),
+    ("iterations=1e3", 'iterations must be an integer from 1 to 1000; got "1e3"'),
+    ("iterations=", 'iterations must be an integer from 1 to 1000; got ""'),
+    ("iterations=1001", 'iterations must be an integer from 1 to 1000; got 1001'),
+    ("iterations=%205", 'iterations must be an integer from 1 to 1000; got " 5"'),
+    ("warmup=-1", 'warmup must be an integer from 0 to 100; got "-1"'),
+    ("filters=0", 'filters must be an integer from 1 to 1024; got 0'),
+    ("size=huge", 'size must be one of small, medium, large; got "huge"'),
+    ("autorun=yes", 'autorun must be 0 or 1; got "yes"'),
+    ("iteration=5", 'unknown parameter "iteration" (accepted: size, shape, filters, iterations, warmup, autorun)'),
+    ("iterations=5&iterations=6", "iterations is given 2 times; give it once"),
+]
+
+
+@pytest.mark.parametrize("query, message", BAD_URLS, ids=[q for q, _ in BAD_URLS])
+def test_bad_url_parameter_is_reported_before_any_gpu_work(webnn_page, server_url, query, message):
+    """A bad URL parameter stops the page with its message (window.lastError, a RangeError, and the
+    status line), logs no console error or warning, and creates no GPU object: no requestAdapter."""
+    console = []
+    webnn_page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+    webnn_page.add_init_script(COUNT_GPU_CALLS)
+    webnn_page.goto(f"{server_url}/demos/interop/?{query}")
+    webnn_page.wait_for_function("() => window.lastRun !== undefined || window.lastError !== undefined")
+    error = webnn_page.evaluate("() => window.lastError")
+    assert error["name"] == "RangeError" and message in error["message"], error
+    status = webnn_page.locator("#status")
+    assert message in status.text_content() and status.get_attribute("class") == "bad"
+    assert webnn_page.evaluate("() => window.gpuCalls") == {"requestAdapter": 0, "createBuffer": 0}
+    assert webnn_page.evaluate("() => window.interopDemo === undefined && window.lastRun === undefined")
+    assert webnn_page.locator("#controls button:enabled").count() == 0
+    assert [line for line in console if line.split(":")[0] in ("error", "warning")] == []
+
+
+def test_every_problem_of_a_url_is_listed(webnn_page, server_url):
+    """All problems at once, so one reload fixes them."""
+    webnn_page.goto(f"{server_url}/demos/interop/?iterations=0&warmup=x&shape=1,0,4,4")
+    webnn_page.wait_for_function("() => window.lastError !== undefined")
+    message = webnn_page.evaluate("() => window.lastError.message")
+    assert message == ('invalid URL parameters: shape C must be an integer from 1 to 1024; got 0; '
+                       'iterations must be an integer from 1 to 1000; got 0; '
+                       'warmup must be an integer from 0 to 100; got "x"')
+
+
+def test_page_documents_the_accepted_ranges(webnn_page, server_url):
+    """The #parameters section lists every parameter the page reads with its range, and the limits
+    it states are params.js's; boundary values (output exactly 2^24 elements) parse to numbers."""
+    webnn_page.goto(f"{server_url}/demos/interop/?autorun=0&size=large&iterations=1000&warmup=0")
+    webnn_page.wait_for_function("() => window.interopDemo !== undefined || window.lastError !== undefined")
+    assert webnn_page.evaluate("() => window.lastError") is None
+    terms = webnn_page.locator("#parameters dt").all_text_contents()
+    assert terms == ["size=small | medium | large", "shape=N,C,H,W", "filters=integer", "iterations=integer",
+                     "warmup=integer", "autorun=0 | 1"]
+    text = webnn_page.locator("#parameters").text_content()
+    for part in ["N 1 to 64, C 1 to 1024, H 1 to 4096, W 1 to 4096", "at most 16,777,216 (2^24) elements",
+                 "output channels O, 1 to 1024", "1 to 1000", "untimed runs of each variant first, 0 to 100",
+                 "large (1×64×224×224, 64 filters, 50 iterations after 5 warm-up)"]:
+        assert part in text, part
+    parsed = webnn_page.evaluate("""async () => (await import('/demos/interop/params.js')).parseUrlParameters(
+        new URLSearchParams('shape=64,1,16,16&filters=1024&iterations=1&warmup=100&autorun=0'))""")
+    assert parsed == {"size": "custom", "shape": [64, 1, 16, 16], "filters": 1024, "iterations": 1,
+                      "warmup": 100, "autorun": False}
+
+
+def test_run_rejects_options_out_of_range_before_any_gpu_buffer(webnn_page, server_url):
+    """window.interopDemo.run() checks its options like the URL: shape [1, 0, 4, 4] rejects with a
+    RangeError before a buffer is created (no 'Binding size is zero' warning), shown on the page."""
+    console = []
+    webnn_page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+    webnn_page.add_init_script(COUNT_GPU_CALLS)
+    webnn_page.goto(f"{server_url}/demos/interop/?autorun=0")
+    webnn_page.wait_for_function("() => window.interopDemo !== undefined || window.lastError !== undefined")
+    assert webnn_page.evaluate("() => window.lastError") is None
+    before = webnn_page.evaluate("() => window.gpuCalls.createBuffer")
+    for options, message in [
+        ({"shape": [1, 0, 4, 4]}, "shape C must be an integer from 1 to 1024; got 0"),
+        ({"iterations": 0}, "iterations must be an integer from 1 to 1000; got 0"),
+        ({"shape": [1, 2, 4], "filters": 1.5}, "shape must be 4 integers N,C,H,W; got 3 values; filters must be"),
+    ]:
+        error = webnn_page.evaluate(
+            "(o) => window.interopDemo.run(o).then(() => null, (e) => ({name: e.name, message: e.message}))", options)
+        assert error["name"] == "RangeError" and message in error["message"], (options, error)
+        assert message in webnn_page.locator("#status").text_content()
+    assert webnn_page.evaluate("() => window.gpuCalls.createBuffer") == before
+    assert [line for line in console if line.split(":")[0] in ("error", "warning")] == []
+
+
 # ----------------------------------------------------------------------------- bench tool
 
 

@@ -13,13 +13,9 @@
  * [N, O, H, W]. Data: a fixed-seed uniform generator, so every run and variant sees the same input.
  */
 import {AppKernels} from './app_shaders.js';
+import {PRESETS, checkConfig} from './params.js';
 
-/** Sizes: small finishes in seconds on SwiftShader; large is for real GPUs. */
-export const PRESETS = Object.freeze({
-  small: {shape: [1, 16, 48, 48], filters: 16, iterations: 20, warmup: 3},
-  medium: {shape: [1, 32, 112, 112], filters: 32, iterations: 30, warmup: 5},
-  large: {shape: [1, 64, 224, 224], filters: 64, iterations: 50, warmup: 5},
-});
+export {PRESETS};
 
 /** The four variants, in the order of the experiment. */
 export const VARIANTS = Object.freeze([
@@ -335,8 +331,11 @@ export class Experiment {
  *   meanMs, samplesMs}], breakdownMs: median ms of each stage alone (webnnConv2d, readbackUpload,
  *   appAddRelu, appConv2d, emptySubmit), maxAbsDiff, tolerance, agree, ratios: {readbackOverExport,
  *   exportOverGraph}, expectations: {exportWithin1_2xOfGraph, exportAtLeast2xFasterThanReadback}}
+ * @throws (rejects) RangeError when shape, filters, iterations or warmup is outside params.js LIMITS,
+ *   before any GPU object is created
  */
 export async function runExperiment(device, {shape, filters, iterations, warmup, returnData = false, onProgress}) {
+  checkConfig({shape, filters, iterations, warmup});
   const experiment = await Experiment.create(device, {shape, filters});
   try {
     const times = await experiment.measure({iterations, warmup, onProgress});
