@@ -311,3 +311,39 @@ def test_allocation_failure_is_an_error_not_wrong_data(webnn_page, server_url):
     r = r["ok"]
     assert r["build"] == "OperationError" or (r["build"] == "ok" and r["value"] == 3.0), r
     assert r["create"] == "UnknownError" or (r["create"] == "ok" and r["first"] == 2.0), r
+
+
+def test_webidl_argument_conversion(webnn_page, server_url):
+    """Arguments convert as WebIDL does: USVString names, sequence<[EnforceRange] unsigned long>
+    shapes (no strings or bigints, fractions truncate), MLNumber values, dictionary options."""
+    r = run(webnn_page, server_url, """
+      const b = new MLGraphBuilder(ctx);
+      const outcome = (f) => { try { const v = f(); return v && v.shape ? ['ok', v.shape] : ['ok']; } catch (e) { return [e.name]; } };
+      const x = b.input('x', f32);
+      return {
+        numberName: outcome(() => b.input(5, f32)),
+        symbolName: outcome(() => b.input(Symbol('s'), f32)),
+        stringShape: outcome(() => b.input('s', {dataType: 'float32', shape: '234'})),
+        bigintShape: outcome(() => b.input('g', {dataType: 'float32', shape: [1n]})),
+        fractionShape: outcome(() => b.input('f', {dataType: 'float32', shape: [2.9, 3]})),
+        stringValue: outcome(() => b.constant('float32', '1.5')),
+        numberOptions: outcome(() => b.add(x, x, 5)),
+        symbolLabel: outcome(() => b.relu(x, {label: Symbol('l')})),
+      };
+    """)
+    assert r["ok"] == {
+        "numberName": ["ok", [2, 3]], "symbolName": ["TypeError"], "stringShape": ["TypeError"],
+        "bigintShape": ["TypeError"], "fractionShape": ["ok", [2, 3]], "stringValue": ["ok", []],
+        "numberOptions": ["TypeError"], "symbolLabel": ["TypeError"],
+    }
+
+
+def test_builder_state_cannot_be_reset_from_the_page(webnn_page, server_url):
+    """The builder's state is private: assigning look-alike fields changes nothing."""
+    name, _ = error_of(webnn_page, server_url, """
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', f32);
+      await b.build({y: b.relu(x)});
+      b._built = false; b._inputNames = new Set(); b._nodes = [];
+      b.relu(x);""")
+    assert name == "InvalidStateError"

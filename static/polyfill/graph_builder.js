@@ -17,6 +17,12 @@ import {compileGraph} from './compile/plan.js';
 import {maxBindingBytes} from './ops/limits.js';
 
 export class MLGraphBuilder {
+  // Internal state is private: a page cannot un-build a builder or rename its inputs.
+  #context;
+  #built = false;
+  #inputNames = new Set();
+  #nodes = [];
+
   /**
    * @param {MLContext} context
    * @throws {TypeError} when context is not an MLContext
@@ -25,11 +31,7 @@ export class MLGraphBuilder {
   constructor(context) {
     if (!(context instanceof MLContext) || !contextSlots(context)) throw new TypeError('MLGraphBuilder: argument is not an MLContext');
     if (contextSlots(context).lostInfo) throw domError('InvalidStateError', 'the context is lost', 'MLGraphBuilder');
-    this._context = context;
-    this._built = false;
-    this._inputNames = new Set();
-    this._nodes = [];
-    Object.defineProperty(this, '_context', {enumerable: false});
+    this.#context = context;
   }
 
   /**
@@ -39,10 +41,11 @@ export class MLGraphBuilder {
    */
   input(name, descriptor) {
     this._checkCanBuild('input');
-    if (typeof name !== 'string' || name === '') throw typeError('input', 'name must be a non-empty string');
-    if (this._inputNames.has(name)) throw typeError('input', `an input named "${name}" already exists`);
+    name = toUSVString(name, 'input', 'name');
+    if (name === '') throw typeError('input', 'name must not be empty');
+    if (this.#inputNames.has(name)) throw typeError('input', `an input named "${name}" already exists`);
     const desc = this._checkSupported(checkDescriptor(descriptor, `input ${name}`), `input ${name}`);
-    this._inputNames.add(name);
+    this.#inputNames.add(name);
     return createOperand(this, desc, {kind: 'input', name});
   }
 
@@ -54,7 +57,7 @@ export class MLGraphBuilder {
   constant(a, b) {
     if (isTensor(a)) {
       const t = tensorSlots(a);
-      if (t.context !== this._context) throw typeError('constant', 'the tensor belongs to another MLContext');
+      if (t.context !== this.#context) throw typeError('constant', 'the tensor belongs to another MLContext');
       if (t.destroyed) throw typeError('constant', 'the tensor is destroyed');
       if (!t.constant) throw typeError('constant', 'the tensor was not created by createConstantTensor');
       this._checkCanBuild('constant');
@@ -63,8 +66,10 @@ export class MLGraphBuilder {
     this._checkCanBuild('constant');
     if (typeof a === 'string') {
       const desc = checkDescriptor({dataType: a, shape: []}, 'constant');
-      if (typeof b !== 'number' && typeof b !== 'bigint') throw typeError('constant', 'value must be a number or bigint');
-      return createOperand(this, desc, {kind: 'constant', bytes: scalarBytes(b, a).slice()});
+      // MLNumber is (bigint or unrestricted double): anything but a bigint converts with ToNumber.
+      if (typeof b === 'symbol') throw typeError('constant', 'value must be a number or bigint');
+      const value = typeof b === 'bigint' ? b : Number(b);
+      return createOperand(this, desc, {kind: 'constant', bytes: scalarBytes(value, a).slice()});
     }
     const desc = this._checkSupported(checkDescriptor(a, 'constant'), 'constant');
     if (!bufferMatches(b, desc)) throw typeError('constant', 'buffer does not match the descriptor (byte length or view type)');
@@ -90,8 +95,8 @@ export class MLGraphBuilder {
       const s = slots(operand);
       if (s.kind === 'input' || s.kind === 'constant') throw typeError('build', `output "${name}" is an input or constant; use identity()`);
     }
-    this._built = true;
-    return compileGraph(this._context, entries);
+    this.#built = true;
+    return compileGraph(this.#context, entries);
   }
 
   // ---- internals used by ops/*.js ---------------------------------------------------------
@@ -103,7 +108,7 @@ export class MLGraphBuilder {
    * @throws {TypeError}
    */
   _checkSupported(desc, label) {
-    const limit = maxBindingBytes(contextSlots(this._context).device);
+    const limit = maxBindingBytes(contextSlots(this.#context).device);
     if (computeByteLength(desc) > limit) {
       throw typeError(label, `a ${desc.dataType} tensor of shape [${desc.shape}] needs ${computeByteLength(desc)} bytes on the GPU, more than the device can bind (${limit})`);
     }
@@ -111,8 +116,8 @@ export class MLGraphBuilder {
   }
 
   _checkCanBuild(label) {
-    if (this._built) throw domError('InvalidStateError', 'the builder has already built a graph', label);
-    if (contextSlots(this._context).lostInfo) throw domError('InvalidStateError', 'the context is lost', label);
+    if (this.#built) throw domError('InvalidStateError', 'the builder has already built a graph', label);
+    if (contextSlots(this.#context).lostInfo) throw domError('InvalidStateError', 'the context is lost', label);
   }
 
   /**
@@ -138,11 +143,17 @@ export class MLGraphBuilder {
    * @returns {MLOperand[]}
    */
   _node(op, inputs, attrs, outDescs, label) {
-    const node = {id: this._nodes.length, op, inputs, attrs, label, outputs: []};
+    const node = {id: this.#nodes.length, op, inputs, attrs, label, outputs: []};
     node.outputs = outDescs.map((desc, index) => createOperand(this, desc, {kind: 'op', node, index}));
-    this._nodes.push(node);
+    this.#nodes.push(node);
     return node.outputs;
   }
+}
+
+/** WebIDL USVString conversion (ToString; a Symbol throws TypeError). */
+function toUSVString(value, label, what) {
+  if (typeof value === 'symbol') throw typeError(label, `${what} must be a string`);
+  return String(value);
 }
 
 for (const [name, def] of Object.entries(OPERATORS)) {
@@ -152,7 +163,11 @@ for (const [name, def] of Object.entries(OPERATORS)) {
     enumerable: false,
     value: {[name](...args) {
       const options = args[def.optionsIndex ?? args.length] ?? {};
-      const label = options && typeof options === 'object' && options.label ? String(options.label) : name;
+      if (typeof options !== 'object' && typeof options !== 'function') {
+        throw typeError(name, 'options must be a dictionary');
+      }
+      const given = options.label === undefined ? '' : toUSVString(options.label, name, 'label');
+      const label = given || name;
       this._checkCanBuild(label);
       return def.method(this, label, ...args);
     }}[name],

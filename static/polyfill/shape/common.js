@@ -15,13 +15,14 @@ export function checkDescriptor(desc, label) {
   if (desc === null || typeof desc !== 'object') throw typeError(label, 'descriptor must be an MLOperandDescriptor');
   const {dataType, shape} = desc;
   if (!isDataType(dataType)) throw typeError(label, `invalid dataType ${JSON.stringify(dataType)}`);
-  if (shape === undefined || shape === null || typeof shape[Symbol.iterator] !== 'function') {
+  if (shape === null || typeof shape !== 'object' || typeof shape[Symbol.iterator] !== 'function') {
     throw typeError(label, 'descriptor.shape must be a sequence of dimensions');
   }
-  const dims = [...shape].map(Number);
+  // sequence<[EnforceRange] unsigned long>: ToNumber and truncation, then "valid dimension".
+  const dims = [...shape].map((d) => checkUnsigned(d, label, 'dimension'));
   if (dims.length > MAX_RANK) throw typeError(label, `rank ${dims.length} exceeds the supported maximum ${MAX_RANK}`);
   for (const d of dims) {
-    if (!Number.isInteger(d) || d < 1 || d > MAX_DIMENSION) throw typeError(label, `invalid dimension ${d} in shape [${dims}]`);
+    if (d < 1 || d > MAX_DIMENSION) throw typeError(label, `invalid dimension ${d} in shape [${dims}]`);
   }
   const count = elementCount(dims);
   if (count > MAX_DIMENSION) throw typeError(label, `element count ${count} of shape [${dims}] is too large`);

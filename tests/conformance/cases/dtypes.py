@@ -153,5 +153,5 @@ def validation_cases() -> list[dict]:
     cases.append(v("input/validation/zero-dimension", "input",
                    "(builder) => builder.input('x', {dataType: 'float16', shape: [2, 0]})", "TypeError"))
     cases.append(v("constant/validation/scalar-value-type", "constant",
-                   "(builder) => builder.constant('int64', 'seven')", "TypeError"))
+                   "(builder) => builder.constant('int64', Symbol('seven'))", "TypeError"))
     return cases
