@@ -3,6 +3,7 @@
 #                model conversion (server/models/generated/); re-runs only what changed
 #   make run     the dev server on http://127.0.0.1:8000/
 #   make test    the whole pytest suite, headless Chromium (installed if missing)
+#   make bench-interop   the buffer-sharing benchmark (see below)
 # Variables: PYTHON (interpreter for the venv), PYTEST_ARGS (extra pytest arguments),
 # HOST/PORT (make run).
 
@@ -30,6 +31,8 @@ help:
 	@echo "make run     serve on http://$(HOST):$(PORT)/"
 	@echo "make test    run the test suite in headless Chromium"
 	@echo "make clean   remove .venv, generated models and test results"
+	@echo "make bench-interop [BENCH_ARGS='--size large']  the WebNN/WebGPU buffer-sharing benchmark"
+	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter)"
 
 setup: $(VENV_STAMP) $(MODELS_STAMP)
 

@@ -97,3 +97,11 @@ def test_page_renders_table(webnn_page):
     summary = webnn_page.evaluate("() => window.conformance")
     assert summary["failed"] == 0 and summary["passed"] > 0
     assert webnn_page.locator("#table tr").count() >= 2
+
+
+def test_page_names_an_unknown_operator(webnn_page):
+    """Filtering on an operator without cases says so instead of reporting '0 of 0 passed'."""
+    webnn_page.goto("/conformance/?op=noSuchOp")
+    webnn_page.wait_for_function("() => window.conformance !== undefined")
+    status = webnn_page.locator("#status").inner_text()
+    assert 'no cases for operator "noSuchOp"' in status and "conv2d" in status

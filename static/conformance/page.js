@@ -52,6 +52,10 @@ async function runConformance({op, family} = {}) {
   const passed = results.filter((r) => r.pass).length;
   const ms = performance.now() - started;
   $('status').textContent = `${passed} of ${results.length} cases passed in ${(ms / 1000).toFixed(1)} s`;
+  if (results.length === 0 && op) {
+    const known = new Set(families.flatMap((f) => [...(f.graph ?? []), ...(f.validation ?? [])].map((c) => c.op)));
+    $('status').textContent = `no cases for operator "${op}"; operators with cases: ${[...known].sort().join(', ')}`;
+  }
   window.conformance = {results, passed, failed: results.length - passed, ms};
   return window.conformance;
 }
