@@ -308,6 +308,10 @@ def test_app_destroying_its_device_loses_the_context(webnn_page, server_url):
       try { await ctx.readTensor(t); } catch (e) { errs.read = e.name; }
       await device.lost;
       try { await navigator.ml.createContext(device); } catch (e) { errs.context = [e.name, e.message]; }
+      // destroyed in the same task as the call: refused too, not a context lost a moment later
+      const fresh = await appDevice();
+      fresh.destroy();
+      try { await navigator.ml.createContext(fresh); errs.sameTask = 'resolved'; } catch (e) { errs.sameTask = e.name; }
       // MLContext.destroy() never destroys the application's device.
       const other = await appDevice();
       const ctx2 = await navigator.ml.createContext(other);
@@ -320,4 +324,5 @@ def test_app_destroying_its_device_loses_the_context(webnn_page, server_url):
     assert r["errs"]["create"] == "InvalidStateError"
     assert r["errs"]["read"] in ("TypeError", "InvalidStateError")
     assert r["errs"]["context"][0] == "InvalidStateError" and "lost" in r["errs"]["context"][1]
+    assert r["errs"]["sameTask"] == "InvalidStateError"
     assert r["stillAlive"] and r["usable"]

@@ -132,13 +132,17 @@ function freeBuffer(buffer) {
 
 /**
  * Rejects createContext(gpuDevice) for a device that is already lost or destroyed.
- * GPUDevice.lost settles asynchronously; a device lost before this call has a settled promise,
- * which wins the race against an already-resolved one (reactions run in subscription order).
+ * GPUDevice.lost settles asynchronously: after one queue round trip a device destroyed before
+ * this call has a settled `lost`, which wins the race against an already-resolved promise
+ * (reactions run in subscription order).
  * @param {GPUDevice} device
  * @returns {Promise<void>}
  * @throws (rejects) InvalidStateError when the device is lost
  */
 export async function checkDeviceAlive(device) {
+  // A device destroyed in this very task reports it only after the GPU process answers: one
+  // queue round trip lets `lost` settle first.
+  await device.queue.onSubmittedWorkDone().catch(() => {});
   const lost = await Promise.race([device.lost, undefined]);
   if (lost) {
     throw domError('InvalidStateError', `the GPUDevice is lost (${lost.reason}): ${lost.message}`, 'createContext');
