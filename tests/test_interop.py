@@ -326,3 +326,17 @@ def test_app_destroying_its_device_loses_the_context(webnn_page, server_url):
     assert r["errs"]["context"][0] == "InvalidStateError" and "lost" in r["errs"]["context"][1]
     assert r["errs"]["sameTask"] == "InvalidStateError"
     assert r["stillAlive"] and r["usable"]
+
+
+def test_read_pending_when_the_app_destroys_its_device(webnn_page, server_url):
+    """A read in flight when the application destroys the context's device rejects with
+    InvalidStateError (the context is lost), not UnknownError."""
+    r = ok(webnn_page, server_url, """
+      const device = await appDevice();
+      const ctx = await navigator.ml.createContext(device);
+      const t = await ctx.createTensor({...f32([4]), readable: true});
+      const p = ctx.readTensor(t);
+      device.destroy();
+      try { await p; return 'resolved'; } catch (e) { return e.name; }
+    """)
+    assert r == "InvalidStateError"
