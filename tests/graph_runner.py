@@ -193,3 +193,21 @@ def expect_error(page, base_url: str, js: str, arg: Any = None) -> dict[str, str
     if not outcome["threw"]:
         raise AssertionError(f"expected the JS function to throw, it returned normally:\n{js}")
     return {"name": outcome["name"], "message": outcome["message"]}
+
+
+_RUN_BODY_JS = """async (body) => {
+  const f = new Function('return (async () => {' + body + '})();');
+  try { return {ok: await f()}; }
+  catch (e) { return {error: e?.name ?? String(e), message: e?.message ?? ''}; }
+}"""
+
+
+def run_js(page, base_url: str, body: str) -> dict[str, Any]:
+    """Run the statements ``body`` as an async function on the harness page (polyfill installed).
+
+    Returns:
+        ``{"ok": value}`` with what the body returned (JSON-serialisable), or
+        ``{"error": name, "message": message}`` when it threw or rejected.
+    """
+    open_harness(page, base_url)
+    return page.evaluate(_RUN_BODY_JS, body)

@@ -7,17 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.graph_runner import open_harness
+from tests.graph_runner import open_harness, run_js
 
 #: Chromium 156's method lists (a copy of shared/reference/chromium-156-idl.json).
 IDL = json.loads((Path(__file__).parent / "data" / "chromium-156-idl.json").read_text())
-
-# Outcome of an async JS snippet: {ok: value} or {error: name, message}.
-RUN = """async (body) => {
-  const f = new Function('return (async () => {' + body + '})();');
-  try { return {ok: await f()}; }
-  catch (e) { return {error: e?.name ?? String(e), message: e?.message ?? ''}; }
-}"""
 
 SETUP = """
 const ctx = await navigator.ml.createContext();
@@ -26,8 +19,8 @@ const f32 = {dataType: 'float32', shape: [2, 3]};
 
 
 def run(page, server_url, body):
-    open_harness(page, server_url)
-    return page.evaluate(RUN, SETUP + body)
+    """Run ``body`` after SETUP (a context ``ctx`` and a descriptor ``f32``); {ok} or {error, message}."""
+    return run_js(page, server_url, SETUP + body)
 
 
 def error_of(page, server_url, body):

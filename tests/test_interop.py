@@ -13,15 +13,9 @@ import json
 import numpy as np
 import pytest
 
-from tests.graph_runner import open_harness
+from tests.graph_runner import run_js
 
-# Outcome of an async JS body run with the helpers below: {ok: value} or {error, message}.
-RUN = """async (body) => {
-  const f = new Function('return (async () => {' + body + '})();');
-  try { return {ok: await f()}; }
-  catch (e) { return {error: e?.name ?? String(e), message: e?.message ?? ''}; }
-}"""
-
+# Helpers prefixed to every JS body below.
 HELPERS = """
 const appDevice = async () => {
   const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
@@ -71,9 +65,8 @@ const f32 = (shape) => ({dataType: 'float32', shape});
 
 
 def run(page, server_url, body):
-    """Run an async JS body on the harness page (polyfill installed); return {ok} or {error, message}."""
-    open_harness(page, server_url)
-    return page.evaluate(RUN, HELPERS + body)
+    """Run an async JS body after HELPERS on the harness page; return {ok} or {error, message}."""
+    return run_js(page, server_url, HELPERS + body)
 
 
 def ok(page, server_url, body):
