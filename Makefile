@@ -66,3 +66,14 @@ clean:
 bench-interop: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_interop $(BENCH_ARGS)
+
+# make bench-ort [BENCH_ARGS='--runs 50']: EfficientNet-Lite0 through the WebNN polyfill and ONNX
+# Runtime Web's WebGPU EP in one headless page (static/demos/bench-ort/); installs the bench extra,
+# onnxruntime-web (npm, into the git-ignored vendor/) and model.onnx on first use; writes
+# bench-results/ort.json (tools/bench_ort.py --help for the options).
+.PHONY: bench-ort
+bench-ort: setup
+	$(PY) -c 'import onnx' 2>/dev/null || $(PY) -m pip install --quiet -e '.[test,bench]'
+	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
+	install=; [ -f static/demos/bench-ort/vendor/VERSION ] || install=--install; \
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_ort $$install $(BENCH_ARGS)

@@ -1,0 +1,68 @@
+"""tools/export_onnx.py: the ONNX export of the model manifest computes what the manifest does.
+
+Runs the exported EfficientNet-Lite0 in onnxruntime (CPU) and compares it with the float64
+NumPy forward pass of the manifest (tests/reference/graph.py) on one random input. Skipped
+when onnx / onnxruntime (the ``bench`` extra) or the generated model (``make setup``) are missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from tests.reference.graph import load_manifest_constants, run_description  # noqa: E402
+from tools.export_onnx import export  # noqa: E402
+
+MANIFEST = Path(__file__).resolve().parents[1] / "server/models/generated/efficientnet-lite0/manifest.json"
+
+pytestmark = pytest.mark.skipif(not MANIFEST.exists(), reason="generated model missing (make setup)")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """(input, float64 NumPy probabilities) for one random 1x3x224x224 input in [-1, 1)."""
+    manifest = json.loads(MANIFEST.read_text())
+    x = np.random.default_rng(7).uniform(-1, 1, (1, 3, 224, 224)).astype(np.float32)
+    expected = run_description(manifest, load_manifest_constants(MANIFEST), {"input": x})["probabilities"]
+    return x, expected
+
+
+def _run(model_path: Path, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+    return session.run(["probabilities"], {"input": x})[0]
+
+
+def test_external_data_model_matches_reference(tmp_path, reference):
+    """The default export references weights.bin at the manifest's offsets (no copy)."""
+    for name in ("manifest.json", "weights.bin"):
+        shutil.copyfile(MANIFEST.parent / name, tmp_path / name)  # onnx's checker refuses symlinks
+    out = export(tmp_path / "manifest.json")
+    assert out == tmp_path / "model.onnx"
+    assert out.stat().st_size < 200_000  # the weights stay in weights.bin
+    x, expected = reference
+    got = _run(out, x)
+    assert got.shape == (1, 1000) and got.dtype == np.float32
+    assert np.max(np.abs(got - expected)) < 1e-4
+    assert abs(float(got.sum()) - 1.0) < 1e-5
+
+
+def test_embedded_model_matches_reference(tmp_path, reference):
+    """--embed writes a self-contained model that computes the same."""
+    out = export(MANIFEST, tmp_path / "embedded.onnx", embed=True)
+    model = onnx.load(str(out))
+    assert {n.op_type for n in model.graph.node} == {"Conv", "Clip", "Add", "AveragePool", "Reshape",
+                                                      "Gemm", "Softmax"}
+    x, expected = reference
+    assert np.max(np.abs(_run(out, x) - expected)) < 1e-4
+
+
+def test_external_model_must_sit_next_to_weights(tmp_path):
+    with pytest.raises(ValueError, match="must lie next to"):
+        export(MANIFEST, tmp_path / "model.onnx")
