@@ -32,6 +32,7 @@ help:
 	@echo "make test    run the test suite in headless Chromium"
 	@echo "make clean   remove .venv, generated models and test results"
 	@echo "make bench-interop [BENCH_ARGS='--size large']  the WebNN/WebGPU buffer-sharing benchmark"
+	@echo "make bench-ort [BENCH_ARGS='--runs 50']  EfficientNet-Lite0: this polyfill vs ONNX Runtime Web"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter)"
 
 setup: $(VENV_STAMP) $(MODELS_STAMP)
