@@ -1,8 +1,8 @@
 """tools/export_onnx.py: the ONNX export of the model manifest computes what the manifest does.
 
 Runs the exported EfficientNet-Lite0 in onnxruntime (CPU) and compares it with the float64
-NumPy forward pass of the manifest (tests/reference/graph.py) on one random input. Skipped
-when onnx / onnxruntime (the ``bench`` extra) or the generated model (``make setup``) are missing.
+NumPy forward pass of the manifest (tests/reference/graph.py) on one random input. onnx and
+onnxruntime are test dependencies; the generated model comes from ``make setup``.
 """
 
 from __future__ import annotations
@@ -12,17 +12,14 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 import pytest
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
-
-from tests.reference.graph import load_manifest_constants, run_description  # noqa: E402
-from tools.export_onnx import export  # noqa: E402
+from tests.reference.graph import load_manifest_constants, run_description
+from tools.export_onnx import export
 
 MANIFEST = Path(__file__).resolve().parents[1] / "server/models/generated/efficientnet-lite0/manifest.json"
-
-pytestmark = pytest.mark.skipif(not MANIFEST.exists(), reason="generated model missing (make setup)")
 
 
 @pytest.fixture(scope="module")
