@@ -128,7 +128,7 @@ def format_table(result: dict[str, Any]) -> str:
         m = result["model"]
         lines.append(f"EfficientNet-Lite0 whole graph: latency median {statistics.median(m['latency']):.3f} ms, "
                      f"throughput {m['throughputMs']:.3f} ms/inference, build {m['buildMs']:.0f} ms")
-    lines.append(adapter_line(result["adapter"]))
+    lines.append("adapter: " + adapter_line(result["adapter"]))
     return "\n".join(lines)
 
 

@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+if __package__ in (None, ""):  # run as a file (python tools/...): the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tools.bench_page import BenchError, adapter_line, run_page  # noqa: E402
+
 SIZES = ("small", "medium", "large")
 DEFAULT_OUT = Path("bench-results/interop.json")
-
-
-class BenchError(RuntimeError):
-    """The page reported an error, or no result came within the time limit."""
 
 
 def page_url(base_url: str, size: str, iterations: int | None, warmup: int | None) -> str:
@@ -46,35 +47,6 @@ def page_url(base_url: str, size: str, iterations: int | None, warmup: int | Non
     if warmup is not None:
         params["warmup"] = warmup
     return f"{base_url}/demos/interop/?{urlencode(params)}"
-
-
-def run_page(browser, url: str, timeout_s: float) -> dict[str, Any]:
-    """Open ``url`` in a new page and return its ``window.lastRun``.
-
-    Console errors do not fail the run; they are returned in ``consoleErrors``.
-
-    Raises:
-        BenchError: the page set ``window.lastError``, threw (a page error), or timed out.
-    """
-    page = browser.new_page()
-    page_errors: list[str] = []
-    console_errors: list[str] = []
-    page.on("pageerror", lambda e: page_errors.append(f"{e.name}: {e.message}"))
-    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-    try:
-        page.goto(url)
-        page.wait_for_function("() => window.lastRun !== undefined || window.lastError !== undefined",
-                               timeout=timeout_s * 1000, polling=250)
-        error = page.evaluate("() => window.lastError")
-        if error:
-            raise BenchError(f"{error['name']}: {error['message']}")
-        if page_errors:
-            raise BenchError("page errors: " + "; ".join(page_errors[:5]))
-        run = page.evaluate("() => window.lastRun")
-        run["consoleErrors"] = console_errors
-        return run
-    finally:
-        page.close()
 
 
 def format_table(run: dict[str, Any]) -> str:
@@ -108,13 +80,6 @@ def format_table(run: dict[str, Any]) -> str:
         f"adapter: {adapter_line(run.get('adapter') or {})}; WebNN: {run.get('implementation', '?')}",
     ]
     return "\n".join(lines)
-
-
-def adapter_line(adapter: dict[str, Any]) -> str:
-    """``vendor / architecture / device / description`` of the page's GPUAdapter.info."""
-    parts = [adapter.get(k) for k in ("vendor", "architecture", "device", "description")]
-    text = " / ".join(p for p in parts if p) or "unknown"
-    return text + (" (fallback adapter)" if adapter.get("isFallbackAdapter") else "")
 
 
 def bench(size: str, iterations: int | None, warmup: int | None, timeout_s: float,

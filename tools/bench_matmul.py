@@ -113,7 +113,7 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"| {r['name']} | {r['kernel']} | {statistics.median(r['latency']):.3f} | {r['throughputMs']:.3f} "
                      f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} |")
     lines.append("")
-    lines.append(adapter_line(result["adapter"]))
+    lines.append("adapter: " + adapter_line(result["adapter"]))
     return "\n".join(lines)
 
 

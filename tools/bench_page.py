@@ -7,6 +7,8 @@
   browser when the page found no WebGPU adapter.
 - ``adapter_line(adapter)`` and ``report(run, format_table, out)``: the table's adapter line,
   and printing the table and writing the JSON.
+- ``run_page(browser, url, timeout_s)`` and ``BenchError``: open a benchmark demo page
+  (``/demos/interop/``, ``/demos/bench-ort/``) and take its ``window.lastRun``.
 """
 
 from __future__ import annotations
@@ -94,10 +96,45 @@ def run_in_harness(script: str, arg: Any, timeout_s: float, launches: int = 3) -
     raise RuntimeError(str(last))
 
 
+class BenchError(RuntimeError):
+    """A benchmark page reported an error, or no result came within the time limit."""
+
+
+def run_page(browser, url: str, timeout_s: float) -> dict[str, Any]:
+    """Open a benchmark page at ``url`` in a new tab and return its ``window.lastRun``.
+
+    Console errors do not fail the run; they are returned in ``consoleErrors``.
+
+    Raises:
+        BenchError: the page set ``window.lastError``, threw (a page error), or timed out.
+    """
+    page = browser.new_page()
+    page_errors: list[str] = []
+    console_errors: list[str] = []
+    page.on("pageerror", lambda e: page_errors.append(f"{e.name}: {e.message}"))
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    try:
+        page.goto(url)
+        page.wait_for_function("() => window.lastRun !== undefined || window.lastError !== undefined",
+                               timeout=timeout_s * 1000, polling=250)
+        error = page.evaluate("() => window.lastError")
+        if error:
+            raise BenchError(f"{error['name']}: {error['message']}")
+        if page_errors:
+            raise BenchError("page errors: " + "; ".join(page_errors[:5]))
+        run = page.evaluate("() => window.lastRun")
+        run["consoleErrors"] = console_errors
+        return run
+    finally:
+        page.close()
+
+
 def adapter_line(adapter: dict[str, Any]) -> str:
-    """``adapter: vendor / architecture / device / description`` (those given), `` (fallback)`` for a fallback adapter."""
-    return ("adapter: " + " / ".join(str(adapter[k]) for k in ("vendor", "architecture", "device", "description") if adapter.get(k))
-            + (" (fallback)" if adapter.get("isFallbackAdapter") else ""))
+    """``vendor / architecture / device / description`` of a GPUAdapter.info (those given),
+    `` (fallback adapter)`` for a fallback adapter, ``unknown`` when none is given."""
+    parts = [adapter.get(k) for k in ("vendor", "architecture", "device", "description")]
+    text = " / ".join(str(p) for p in parts if p) or "unknown"
+    return text + (" (fallback adapter)" if adapter.get("isFallbackAdapter") else "")
 
 
 def report(run: Callable[[], dict[str, Any]], format_table: Callable[[dict[str, Any]], str], out: Path) -> int:
