@@ -19,6 +19,7 @@ import {slots} from '../operand.js';
 import {tensorSlots} from '../tensor.js';
 import {foldWorkgroups} from '../gpu/wgsl.js';
 import {lowerBoundaryIn, constantComputeBytes} from './boundary.js';
+import {maxBindingBytes} from '../ops/limits.js';
 
 export class Lowering {
   /** @param {object} ctx context slots (device, pipelines, pool) */
@@ -29,8 +30,7 @@ export class Lowering {
     /** @type {Map<object, object>} operand slots -> Value */
     this.byOperand = new Map();
     this.inputs = new Map();
-    this.pending = [];
-    this.maxBinding = ctx.device.limits.maxStorageBufferBindingSize;
+    this.maxBinding = maxBindingBytes(ctx.device);
   }
 
   /** A new Value of `bytes` bytes (compute layout). */

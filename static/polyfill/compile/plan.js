@@ -144,6 +144,7 @@ export class Plan {
     let offset = 0;
     for (const st of this.steps) {
       st.uniformOffset = offset;
+      st.uniformSize = st.uniformData.byteLength;
       offset += Math.ceil(st.uniformData.byteLength / align) * align;
     }
     this.uniformBuffer = device.createBuffer({size: Math.max(offset, 16), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, label: 'webnn:uniforms'});
@@ -180,7 +181,6 @@ export class Plan {
       else {
         v.buffer = pool.acquire(v.bytes, STORAGE, `webnn:${v.label}`);
         this.owned.push(v.buffer);
-        v.pooled = true;
       }
       live.push(v);
     }
@@ -194,7 +194,7 @@ export class Plan {
       else if (v.kind === 'output') buffer = outputs[v.name].buffer;
       return {binding: i, resource: {buffer}};
     });
-    entries.push({binding: st.values.length, resource: {buffer: this.uniformBuffer, offset: st.uniformOffset, size: 16 * Math.ceil(st.shader.uniformWords / 4 || 1)}});
+    entries.push({binding: st.values.length, resource: {buffer: this.uniformBuffer, offset: st.uniformOffset, size: st.uniformSize}});
     return this.ctx.device.createBindGroup({label: `webnn:${st.label}`, layout: st.layout, entries});
   }
 
@@ -227,9 +227,8 @@ export class Plan {
   /** Gives temporaries back to the pool and destroys constants once queued work is done. */
   release(ctx) {
     this.bindCache.clear();
-    const pooled = [...this.pooled].filter((b) => this.owned.includes(b));
     const own = this.owned.filter((b) => !this.pooled.has(b));
-    ctx.pool.release(pooled);
+    ctx.pool.release([...this.pooled]);
     ctx.device.queue.onSubmittedWorkDone().then(() => own.forEach((b) => b.destroy()), () => {});
   }
 }

@@ -17,7 +17,6 @@ export class BufferPool {
     this.device = device;
     /** @type {Map<string, GPUBuffer[]>} free buffers by `${usage}:${size}` */
     this.free = new Map();
-    this.liveBytes = 0;
     this.destroyed = false;
   }
 
@@ -37,7 +36,6 @@ export class BufferPool {
       buffer.label = label;
       return buffer;
     }
-    this.liveBytes += size;
     return this.device.createBuffer({size, usage, label});
   }
 

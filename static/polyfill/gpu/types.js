@@ -12,11 +12,6 @@ export function wgslType(dataType) {
   return c === 'i64' || c === 'u64' ? 'vec2<u32>' : c;
 }
 
-/** WGSL scalar type used to compute with values of dataType (64-bit types use vec2<u32>). */
-export function scalarType(dataType) {
-  return wgslType(dataType);
-}
-
 /**
  * WGSL helpers needed by storeExpr for `dataType`; add them to a Shader with `shader.fn()`.
  * @returns {string}
