@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -33,7 +32,7 @@ from urllib.parse import urlencode
 if __package__ in (None, ""):  # run as a file (python tools/...): the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.bench_page import BenchError, adapter_line, run_page  # noqa: E402
+from tools.bench_page import adapter_line, run_page_retrying  # noqa: E402
 
 SIZES = ("small", "medium", "large")
 DEFAULT_OUT = Path("bench-results/interop.json")
@@ -90,32 +89,15 @@ def bench(size: str, iterations: int | None, warmup: int | None, timeout_s: floa
         The page's ``window.lastRun`` plus ``browser`` (version) and ``wallSeconds``.
 
     Raises:
-        BenchError: every launch failed; the last error is the message.
+        tools.bench_page.BenchError: every launch failed; the last error is the message.
     """
     from playwright.sync_api import sync_playwright
 
     from server.app import create_app
     from tests.live_server import serve_in_thread
-    from tools.chromium import launch_options
 
-    started = time.monotonic()
-    last_error: Exception | None = None
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        for attempt in range(launches):
-            browser = p.chromium.launch(headless=True, **launch_options())
-            try:
-                run = run_page(browser, page_url(base_url, size, iterations, warmup), timeout_s)
-                run["browser"] = browser.version
-                run["wallSeconds"] = round(time.monotonic() - started, 1)
-                return run
-            except BenchError as exc:
-                last_error = exc
-                if "adapter" not in str(exc):  # only a missing adapter is worth a new browser
-                    break
-                print(f"attempt {attempt + 1}: {exc}; retrying in a new browser", file=sys.stderr)
-            finally:
-                browser.close()
-    raise BenchError(str(last_error))
+        return run_page_retrying(p, page_url(base_url, size, iterations, warmup), timeout_s, launches)
 
 
 def main(argv: list[str] | None = None) -> int:

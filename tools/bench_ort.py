@@ -33,7 +33,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -41,7 +40,7 @@ from urllib.parse import urlencode
 if __package__ in (None, ""):  # run as a file (python tools/...): the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.bench_page import BenchError, adapter_line, run_page  # noqa: E402
+from tools.bench_page import adapter_line, run_page_retrying  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "static" / "demos" / "bench-ort" / "vendor"
@@ -119,38 +118,16 @@ def bench(builds: list[str], runs: int, warmup: int, timeout_s: float, launches:
         The pages' ``window.lastRun`` objects plus ``browser`` (version) and ``wallSeconds``.
 
     Raises:
-        BenchError: every launch of some build failed; the last error is the message.
+        tools.bench_page.BenchError: every launch of some build failed; the last error is the message.
     """
     from playwright.sync_api import sync_playwright
 
     from server.app import create_app
     from tests.live_server import serve_in_thread
-    from tools.chromium import launch_options
 
-    results = []
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        for build in builds:
-            started = time.monotonic()
-            last_error: Exception | None = None
-            for attempt in range(launches):
-                browser = p.chromium.launch(headless=True, **launch_options())
-                try:
-                    run = run_page(browser, page_url(base_url, build, runs, warmup), timeout_s)
-                    run["browser"] = browser.version
-                    run["wallSeconds"] = round(time.monotonic() - started, 1)
-                    results.append(run)
-                    last_error = None
-                    break
-                except BenchError as exc:
-                    last_error = exc
-                    if "adapter" not in str(exc).lower():  # only a missing adapter is worth a new browser
-                        break
-                    print(f"{build} attempt {attempt + 1}: {exc}; retrying in a new browser", file=sys.stderr)
-                finally:
-                    browser.close()
-            if last_error is not None:
-                raise BenchError(f"{build}: {last_error}")
-    return results
+        return [run_page_retrying(p, page_url(base_url, build, runs, warmup), timeout_s, launches, build)
+                for build in builds]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -129,6 +129,37 @@ def run_page(browser, url: str, timeout_s: float) -> dict[str, Any]:
         page.close()
 
 
+def run_page_retrying(playwright, url: str, timeout_s: float, launches: int = 3, what: str = "") -> dict[str, Any]:
+    """``run_page`` in a fresh headless browser, in a new browser again (up to ``launches``) when
+    the page found no WebGPU adapter; the run gets ``browser`` (version) and ``wallSeconds``.
+
+    Raises:
+        BenchError: the last failure, prefixed with ``what``.
+    """
+    import time
+
+    from tools.chromium import launch_options
+
+    started = time.monotonic()
+    last_error: Exception | None = None
+    prefix = f"{what}: " if what else ""
+    for attempt in range(launches):
+        browser = playwright.chromium.launch(headless=True, **launch_options())
+        try:
+            run = run_page(browser, url, timeout_s)
+            run["browser"] = browser.version
+            run["wallSeconds"] = round(time.monotonic() - started, 1)
+            return run
+        except BenchError as exc:
+            last_error = exc
+            if "adapter" not in str(exc).lower():  # only a missing adapter is worth a new browser
+                break
+            print(f"{prefix}attempt {attempt + 1}: {exc}; retrying in a new browser", file=sys.stderr)
+        finally:
+            browser.close()
+    raise BenchError(f"{prefix}{last_error}")
+
+
 def adapter_line(adapter: dict[str, Any]) -> str:
     """``vendor / architecture / device / description`` of a GPUAdapter.info (those given),
     `` (fallback adapter)`` for a fallback adapter, ``unknown`` when none is given."""
