@@ -15,6 +15,8 @@ export function view(bytes, dataType) {
   return new VIEWS[dataType](copy.buffer, 0, copy.byteLength / VIEWS[dataType].BYTES_PER_ELEMENT);
 }
 
+// Deliberately not imported from the polyfill (shape/cast.js has a twin): the comparator must not
+// share code with the implementation it judges.
 function f16Value(bits) {
   const sign = bits & 0x8000 ? -1 : 1;
   const e = (bits >> 10) & 0x1f;
