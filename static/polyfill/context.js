@@ -161,9 +161,11 @@ export class MLContext {
       }
     }, async (e) => {
       if (!t.pending.delete(settle)) return;
-      // A map fails when the device goes away; its `lost` promise may settle a task later.
-      const lost = this._lostNow() || await Promise.race([
-        s.device.lost.then(() => true), new Promise((r) => setTimeout(() => r(false), 0))]);
+      // The staging buffer is ours and stays alive until the map settles, so an AbortError means
+      // the device destroyed it. Otherwise give the device's `lost` promise, which settles in a
+      // later task (later still on a loaded machine), up to a second before calling it unknown.
+      const lost = this._lostNow() || e.name === 'AbortError' || await Promise.race([
+        s.device.lost.then(() => true), new Promise((r) => setTimeout(() => r(false), 1000))]);
       settle.reject(lost ? domError('InvalidStateError', 'the context is lost', 'readTensor')
         : domError('UnknownError', `reading the tensor failed: ${e.message}`, 'readTensor'));
     }).finally(() => {
