@@ -6,6 +6,7 @@ import {domError, typeError} from './errors.js';
 import {bufferMatches, byteLength, bytesOf} from './dtypes.js';
 import {checkDescriptor} from './shape/common.js';
 import {BufferPool} from './gpu/buffer_pool.js';
+import {Completion} from './gpu/completion.js';
 import {PipelineCache} from './gpu/pipeline_cache.js';
 import {captureErrors} from './gpu/error_scope.js';
 import {MLTensor, createTensorObject, isTensor, tensorSlots} from './tensor.js';
@@ -147,7 +148,7 @@ export class MLContext {
     let settle;
     const pending = new Promise((resolve, reject) => { settle = {resolve, reject}; });
     t.pending.add(settle);
-    staging.mapAsync(GPUMapMode.READ, 0, padded).then(() => {
+    s.completion.wait(staging.mapAsync(GPUMapMode.READ, 0, padded)).then(() => {
       if (!t.pending.has(settle)) return;
       t.pending.delete(settle);
       const bytes = new Uint8Array(staging.getMappedRange(0, padded), 0, size);
@@ -292,6 +293,7 @@ export class MLContext {
     for (const graph of [...s.graphs]) graph.destroy();
     for (const tensor of [...s.tensors]) tensor.destroy();
     s.pool.destroy();
+    s.completion.destroy();
     if (s.ownsDevice) s.device.destroy();
     s.resolveLost(s.lostInfo);
   }
@@ -322,19 +324,23 @@ function validateNamed(entries, descriptors, what) {
 /**
  * Creates an MLContext on `device`.
  * @param {GPUDevice} device
- * @param {{ownsDevice: boolean, adapterInfo?: object, powerPreference: string}} options
+ * @param {{ownsDevice: boolean, adapterInfo?: object, powerPreference: string,
+ *   polyfill?: {fastReadback?: boolean, profiling?: boolean}}} options polyfill: this
+ *   polyfill's own context options (ml.js)
  * @returns {MLContext}
  */
-export function createContextObject(device, {ownsDevice, adapterInfo, powerPreference}) {
+export function createContextObject(device, {ownsDevice, adapterInfo, powerPreference, polyfill = {}}) {
   const context = Object.create(MLContext.prototype);
   let resolveLost;
   const lostPromise = new Promise((r) => { resolveLost = r; });
+  const completion = new Completion(device, {adapterInfo, enabled: polyfill.fastReadback !== false});
   CONTEXT_SLOTS.set(context, {
     device,
     ownsDevice,
     adapterInfo,
     powerPreference,
-    pool: new BufferPool(device),
+    completion,
+    pool: new BufferPool(device, completion),
     pipelines: new PipelineCache(device),
     graphs: new Set(),
     tensors: new Set(),

@@ -20,7 +20,11 @@ export class ML {
    * graphs and tensors are destroyed, and later calls throw InvalidStateError. Tensors from
    * createExportableTensor() can then be shared with the device without copies (interop.js).
    * @param {MLContextOptions|GPUDevice} [options] {powerPreference: 'default'|'high-performance'|'low-power',
-   *   accelerated}; unknown members such as deviceType are ignored.
+   *   accelerated, polyfill}; unknown members such as deviceType are ignored. `polyfill` holds
+   *   this polyfill's own options (native WebNN ignores it): {fastReadback = true} keeps queue
+   *   waits prompt on hardware adapters (gpu/completion.js; false turns it off), {profiling =
+   *   false} records GPU time per graph step where the adapter has "timestamp-query"
+   *   (profiling.js). A GPUDevice gets the defaults.
    * @returns {Promise<MLContext>}
    * @throws (rejects) NotSupportedError when WebGPU offers no adapter or device;
    *   TypeError for an invalid powerPreference; InvalidStateError for a GPUDevice already lost
@@ -34,6 +38,7 @@ export class ML {
     if (!['default', 'high-performance', 'low-power'].includes(powerPreference)) {
       throw new TypeError(`createContext: invalid powerPreference ${JSON.stringify(powerPreference)}`);
     }
+    const polyfill = polyfillOptions(options);
     if (!globalThis.navigator?.gpu) throw domError('NotSupportedError', 'WebGPU is not available in this browser', 'createContext');
     // Some GPU hosts answer null at first, and more often without a powerPreference: retry,
     // then ask for 'high-performance' before giving up.
@@ -55,8 +60,19 @@ export class ML {
     } catch (e) {
       throw domError('NotSupportedError', `requestDevice failed: ${e.message}`, 'createContext');
     }
-    return createContextObject(device, {ownsDevice: true, adapterInfo: adapter.info, powerPreference});
+    return createContextObject(device, {ownsDevice: true, adapterInfo: adapter.info, powerPreference, polyfill});
   }
 
   get [Symbol.toStringTag]() { return 'ML'; }
+}
+
+/**
+ * The polyfill's own context options, `options.polyfill`: anything but an object counts as none
+ * (native WebNN ignores the member, so it never throws); members convert to booleans.
+ * @returns {{fastReadback: boolean, profiling: boolean}}
+ */
+function polyfillOptions(options) {
+  const given = options?.polyfill;
+  const p = given !== null && (typeof given === 'object' || typeof given === 'function') ? given : {};
+  return {fastReadback: p?.fastReadback === undefined ? true : Boolean(p.fastReadback), profiling: Boolean(p?.profiling)};
 }

@@ -229,7 +229,7 @@ export class Plan {
     this.bindCache.clear();
     const own = this.owned.filter((b) => !this.pooled.has(b));
     ctx.pool.release([...this.pooled]);
-    ctx.device.queue.onSubmittedWorkDone().then(() => own.forEach((b) => b.destroy()), () => {});
+    ctx.completion.wait(ctx.device.queue.onSubmittedWorkDone()).then(() => own.forEach((b) => b.destroy()), () => {});
   }
 }
 

@@ -12,9 +12,13 @@ export function sizeClass(bytes) {
 }
 
 export class BufferPool {
-  /** @param {GPUDevice} device */
-  constructor(device) {
+  /**
+   * @param {GPUDevice} device
+   * @param {import('./completion.js').Completion} [completion] the context's, to wait promptly
+   */
+  constructor(device, completion) {
     this.device = device;
+    this.completion = completion;
     /** @type {Map<string, GPUBuffer[]>} free buffers by `${usage}:${size}` */
     this.free = new Map();
     this.destroyed = false;
@@ -45,7 +49,8 @@ export class BufferPool {
    */
   release(buffers) {
     if (!buffers.length) return;
-    this.device.queue.onSubmittedWorkDone().then(() => {
+    const done = this.device.queue.onSubmittedWorkDone();
+    (this.completion ? this.completion.wait(done) : done).then(() => {
       for (const buffer of buffers) {
         if (this.destroyed) {
           buffer.destroy();

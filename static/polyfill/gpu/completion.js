@@ -1,0 +1,116 @@
+/**
+ * Prompt completion of queue waits (`mapAsync` of readTensor, `onSubmittedWorkDone` of the
+ * buffer pool and of graph release): one Completion per MLContext.
+ *
+ * Why: Chromium's GPU process checks for finished GPU work when the renderer sends it commands
+ * and otherwise only on a delayed poll (about every 2 ms plus scheduling). A wait whose GPU work
+ * outlasts the first check therefore resolves only at that next poll: on an NVIDIA H200
+ * (Chromium 156, Vulkan) the issue's author measured one pass of N tiny dependent dispatches then
+ * a 4-byte mapAsync at 0.2 ms for N=1 but 2.6 ms for N=25 and 2.8 ms for N=100. Sending the GPU
+ * process a tiny command every task while the page waits makes it look again each time: 0.4 ms
+ * (N=25) and 1.2 ms (N=100). On SwiftShader the "GPU" is the CPU, so the loop would only steal
+ * its time (2-4x slower): it never runs on fallback/software adapters, nor where the adapter is
+ * unknown.
+ *
+ * While at least one wait is outstanding a MessageChannel task loop nudges the queue once per
+ * task; it stops by itself when no wait is outstanding, and when no wait has started or settled
+ * for `capMs` (then waits are plain until the next one starts). Nudges carry no work for the
+ * graph, so results are unchanged.
+ *
+ * Settings (properties of the object, the context slot `completion`; tests and benchmarks set them):
+ *   enabled        false when the page created the context with {polyfill: {fastReadback: false}}
+ *   hardware       whether the adapter is a hardware one (from adapterInfo; tests force it)
+ *   nudge          'submit' (queue.submit([]), the default) | 'write' (a 16-byte writeBuffer into
+ *                  a per-context scratch buffer)
+ *   capMs          100: ms without a wait starting or settling after which the loop stops
+ *   nudges         count of nudges sent so far (read-only use)
+ */
+import {isSoftwareAdapter} from '../ops/adapter_kind.js';
+
+export class Completion {
+  /**
+   * @param {GPUDevice} device
+   * @param {{adapterInfo?: GPUAdapterInfo, enabled?: boolean}} options enabled: the page's
+   *   fastReadback option (default true)
+   */
+  constructor(device, {adapterInfo, enabled = true} = {}) {
+    this.device = device;
+    this.enabled = enabled;
+    this.hardware = Boolean(adapterInfo) && !isSoftwareAdapter({adapterInfo});
+    this.nudge = 'submit';
+    this.capMs = 100;
+    this.nudges = 0;
+    this.outstanding = 0;
+    this.running = false;
+    this.destroyed = false;
+    this.lastProgress = 0;
+    this.scratch = null;
+    this.channel = null;
+  }
+
+  /** @returns {boolean} whether waits started now are nudged */
+  get active() {
+    return this.enabled && this.hardware && !this.destroyed;
+  }
+
+  /**
+   * Registers a wait on the queue and returns the same promise; its result is untouched.
+   * @template T
+   * @param {Promise<T>} promise settles when the GPU work it waits for is done
+   * @returns {Promise<T>} `promise` itself
+   */
+  wait(promise) {
+    if (!this.active) return promise;
+    this.outstanding++;
+    this.lastProgress = performance.now();
+    const settled = () => {
+      this.outstanding--;
+      this.lastProgress = performance.now();
+    };
+    promise.then(settled, settled);
+    if (!this.running) {
+      this.running = true;
+      this.port().postMessage(0);
+    }
+    return promise;
+  }
+
+  /** Stops the loop for good and frees the scratch buffer (the context is lost). */
+  destroy() {
+    this.destroyed = true;
+    this.running = false;
+    if (this.channel) {
+      this.channel.port1.close();
+      this.channel.port2.close();
+      this.channel = null;
+    }
+    this.scratch?.destroy();
+    this.scratch = null;
+  }
+
+  /** The port whose messages drive the loop (one MessageChannel per context, made on first use). */
+  port() {
+    if (!this.channel) {
+      this.channel = new MessageChannel();
+      this.channel.port1.onmessage = () => this.tick();
+    }
+    return this.channel.port2;
+  }
+
+  /** One task of the loop: nudge and schedule the next, or stop. */
+  tick() {
+    if (!this.running) return;
+    if (this.destroyed || this.outstanding === 0 || performance.now() - this.lastProgress > this.capMs) {
+      this.running = false;
+      return;
+    }
+    this.nudges++;
+    if (this.nudge === 'write') {
+      if (!this.scratch) this.scratch = this.device.createBuffer({size: 16, usage: GPUBufferUsage.COPY_DST, label: 'webnn:completion-nudge'});
+      this.device.queue.writeBuffer(this.scratch, 0, new Uint32Array(4));
+    } else {
+      this.device.queue.submit([]);
+    }
+    this.port().postMessage(0);
+  }
+}

@@ -1,0 +1,176 @@
+"""Prompt queue waits (static/polyfill/gpu/completion.js): the nudge loop that keeps readTensor
+and the pool's onSubmittedWorkDone from waiting for Chromium's next completion poll.
+
+On SwiftShader it must stay off by default; the tests force it on through the context slot
+``completion`` (``hardware = true``, a short ``capMs``) and count nudges by wrapping
+GPUQueue.prototype.submit / writeBuffer in the page.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.graph_runner import run_js
+
+HELPERS = """
+const {contextSlots} = await import('/polyfill/context.js');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Counts nudges (queue.submit([]) and 16-byte writeBuffer calls) from now until stop().
+const watchNudges = () => {
+  const counts = {submitEmpty: 0, write16: 0};
+  const submit = GPUQueue.prototype.submit, write = GPUQueue.prototype.writeBuffer;
+  GPUQueue.prototype.submit = function (buffers) { if (buffers.length === 0) counts.submitEmpty++; return submit.apply(this, arguments); };
+  GPUQueue.prototype.writeBuffer = function (buffer) { if (buffer.label === 'webnn:completion-nudge') counts.write16++; return write.apply(this, arguments); };
+  counts.stop = () => { GPUQueue.prototype.submit = submit; GPUQueue.prototype.writeBuffer = write; };
+  return counts;
+};
+// conv2d 1x3x9x7 (3x3 filter, 5 outputs) -> relu: a few dispatches and a readback.
+const x = Float32Array.from({length: 3 * 9 * 7}, (_, i) => Math.sin(i * 0.7) * 3 - 0.5);
+const w = Float32Array.from({length: 5 * 3 * 9}, (_, i) => Math.cos(i * 1.3) - 0.2);
+const makeGraph = async (context) => {
+  const b = new MLGraphBuilder(context);
+  const input = b.input('x', {dataType: 'float32', shape: [1, 3, 9, 7]});
+  const filter = b.constant({dataType: 'float32', shape: [5, 3, 3, 3]}, w);
+  const y = b.relu(b.conv2d(input, filter, {padding: [1, 1, 1, 1]}));
+  const graph = await b.build({y});
+  const xt = await context.createTensor({dataType: 'float32', shape: [1, 3, 9, 7], writable: true});
+  const yt = await context.createTensor({dataType: 'float32', shape: [1, 5, 9, 7], readable: true});
+  context.writeTensor(xt, x);
+  return async () => { context.dispatch(graph, {x: xt}, {y: yt}); return Array.from(new Float32Array(await context.readTensor(yt))); };
+};
+"""
+
+
+def run(page, server_url, body):
+    result = run_js(page, server_url, HELPERS + body)
+    assert "ok" in result, f"JS failed: {result}"
+    return result["ok"]
+
+
+def conv_relu_reference(x, w):
+    """float64 NumPy conv2d (NCHW, OIHW, padding 1) then relu."""
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((1, 5, 9, 7))
+    for o in range(5):
+        for i in range(9):
+            for j in range(7):
+                out[0, o, i, j] = np.sum(xp[0, :, i:i + 3, j:j + 3] * w[o])
+    return np.maximum(out, 0)
+
+
+def inputs():
+    x = (np.sin(np.arange(3 * 9 * 7) * 0.7) * 3 - 0.5).astype(np.float32).astype(np.float64).reshape(1, 3, 9, 7)
+    w = (np.cos(np.arange(5 * 3 * 9) * 1.3) - 0.2).astype(np.float32).astype(np.float64).reshape(5, 3, 3, 3)
+    return x, w
+
+
+def test_off_by_default_on_swiftshader(webnn_page, server_url):
+    """SwiftShader is a CPU adapter: no nudges while a read is pending, and the slot says so."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext();
+      const c = contextSlots(context).completion;
+      const go = await makeGraph(context);
+      const counts = watchNudges();
+      await go(); await go();
+      await sleep(50);
+      counts.stop();
+      return {hardware: c.hardware, active: c.active, nudges: c.nudges, counts};
+    """)
+    assert r["hardware"] is False and r["active"] is False
+    assert r["nudges"] == 0 and r["counts"]["submitEmpty"] == 0 and r["counts"]["write16"] == 0, r
+
+
+@pytest.mark.parametrize("nudge", ["submit", "write"])
+def test_forced_runs_while_reading_and_stops(webnn_page, server_url, nudge):
+    """Forced on: nudges run while readTensor is pending, stop once nothing is waiting, and the
+    results equal the loop-off results and the float64 reference."""
+    r = run(webnn_page, server_url, f"""
+      const context = await navigator.ml.createContext();
+      const c = contextSlots(context).completion;
+      const go = await makeGraph(context);
+      const plain = await go();
+      c.hardware = true;
+      c.nudge = '{nudge}';
+      const counts = watchNudges();
+      const pending = go();
+      await new Promise((r) => setTimeout(r, 0));
+      const runningWhilePending = c.running;
+      const fast = await pending;
+      await sleep(30);  // the pool's onSubmittedWorkDone of the staging buffer settles too
+      const afterSettle = {{...counts}};
+      const outstandingAfter = c.outstanding;
+      await sleep(60);
+      counts.stop();
+      return {{plain, fast, runningWhilePending, afterSettle, later: counts, outstandingAfter,
+               runningAfter: c.running, nudges: c.nudges}};
+    """)
+    key = "submitEmpty" if nudge == "submit" else "write16"
+    other = "write16" if nudge == "submit" else "submitEmpty"
+    assert r["runningWhilePending"] is True
+    assert r["afterSettle"][key] >= 1 and r["afterSettle"][other] == 0, r
+    assert r["nudges"] == r["afterSettle"][key], r
+    assert r["outstandingAfter"] == 0 and r["runningAfter"] is False
+    assert r["later"][key] == r["afterSettle"][key], "nudges went on after every wait settled"
+    assert r["fast"] == r["plain"]
+    x, w = inputs()
+    np.testing.assert_allclose(np.array(r["fast"]).reshape(1, 5, 9, 7), conv_relu_reference(x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_cap_stops_a_wait_that_never_settles(webnn_page, server_url):
+    """A wait that never settles is nudged for capMs only; a new wait starts the loop again."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext();
+      const c = contextSlots(context).completion;
+      c.hardware = true;
+      c.capMs = 40;
+      c.wait(new Promise(() => {}));
+      await sleep(150);
+      const stopped = {running: c.running, nudges: c.nudges, outstanding: c.outstanding};
+      await sleep(100);
+      const still = c.nudges;
+      const go = await makeGraph(context);
+      const before = c.nudges;
+      const y = await go();
+      return {stopped, still, before, after: c.nudges, y: y.length};
+    """)
+    assert r["stopped"]["running"] is False and r["stopped"]["outstanding"] == 1
+    assert r["stopped"]["nudges"] > 0
+    assert r["still"] == r["stopped"]["nudges"], "nudges went on past the cap"
+    assert r["after"] > r["before"], "a new wait did not restart the loop"
+
+
+def test_off_option_wins_over_forcing(webnn_page, server_url):
+    """createContext({polyfill: {fastReadback: false}}) keeps the loop off even on a 'hardware'
+    adapter; the default context of the same page is enabled."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext({polyfill: {fastReadback: false}});
+      const c = contextSlots(context).completion;
+      c.hardware = true;
+      const go = await makeGraph(context);
+      const counts = watchNudges();
+      const y = await go();
+      await sleep(30);
+      counts.stop();
+      const other = contextSlots(await navigator.ml.createContext({polyfill: 7})).completion;
+      return {enabled: c.enabled, active: c.active, nudges: c.nudges, counts, n: y.length, otherEnabled: other.enabled};
+    """)
+    assert r["enabled"] is False and r["active"] is False
+    assert r["nudges"] == 0 and r["counts"]["submitEmpty"] == 0 and r["counts"]["write16"] == 0
+    assert r["n"] == 5 * 9 * 7 and r["otherEnabled"] is True
+
+
+def test_destroy_stops_the_loop(webnn_page, server_url):
+    """A lost context stops nudging at once, with a wait still outstanding."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext();
+      const c = contextSlots(context).completion;
+      c.hardware = true;
+      c.nudge = 'write';
+      c.wait(new Promise(() => {}));
+      await sleep(20);
+      context.destroy();
+      const at = c.nudges;
+      await sleep(50);
+      return {at, after: c.nudges, running: c.running, active: c.active};
+    """)
+    assert r["at"] > 0 and r["after"] == r["at"] and r["running"] is False and r["active"] is False
