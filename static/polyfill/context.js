@@ -340,6 +340,8 @@ export function createContextObject(device, {ownsDevice, adapterInfo, powerPrefe
     adapterInfo,
     powerPreference,
     completion,
+    profilingRequested: Boolean(polyfill.profiling),
+    profiling: Boolean(polyfill.profiling) && device.features.has('timestamp-query'),
     pool: new BufferPool(device, completion),
     pipelines: new PipelineCache(device),
     graphs: new Set(),

@@ -16,12 +16,17 @@ import {OPERATORS} from './ops/index.js';
 import {compileGraph} from './compile/plan.js';
 import {maxBindingBytes} from './ops/limits.js';
 
+/** @type {(builder: MLGraphBuilder, origin: {type: string, label: string}, fn: () => *) => *} */
+let withOrigin;
+
 export class MLGraphBuilder {
   // Internal state is private: a page cannot un-build a builder or rename its inputs.
   #context;
   #built = false;
   #inputNames = new Set();
   #nodes = [];
+  /** {type, label} of the builder method running now (outermost call), recorded on its nodes */
+  #origin = null;
 
   /**
    * @param {MLContext} context
@@ -133,6 +138,20 @@ export class MLGraphBuilder {
     return s;
   }
 
+  static {
+    // Module-private (not on the prototype): runs `fn` with `origin` recorded on the nodes it
+    // makes, unless an outer builder method's origin is already set.
+    withOrigin = (builder, origin, fn) => {
+      if (builder.#origin) return fn();
+      builder.#origin = origin;
+      try {
+        return fn();
+      } finally {
+        builder.#origin = null;
+      }
+    };
+  }
+
   /**
    * Records an operator node and returns its output operands.
    * @param {string} op spec operator name
@@ -143,7 +162,10 @@ export class MLGraphBuilder {
    * @returns {MLOperand[]}
    */
   _node(op, inputs, attrs, outDescs, label) {
-    const node = {id: this.#nodes.length, op, inputs, attrs, label, outputs: []};
+    // origin: the builder operator the node came from (type = method name, label = the user's
+    // label option or ''), for the profile of compiled steps (profiling.js)
+    const origin = this.#origin ?? {type: op, label: ''};
+    const node = {id: this.#nodes.length, op, inputs, attrs, label, origin, outputs: []};
     node.outputs = outDescs.map((desc, index) => createOperand(this, desc, {kind: 'op', node, index}));
     this.#nodes.push(node);
     return node.outputs;
@@ -169,7 +191,7 @@ for (const [name, def] of Object.entries(OPERATORS)) {
       const given = options.label === undefined ? '' : toUSVString(options.label, name, 'label');
       const label = given || name;
       this._checkCanBuild(label);
-      return def.method(this, label, ...args);
+      return withOrigin(this, {type: name, label: given}, () => def.method(this, label, ...args));
     }}[name],
   });
 }

@@ -12,6 +12,10 @@
  *   L.result(node, i = 0)       a new temporary Value for the node's i-th output
  *   L.temp(bytes, label)        a scratch Value
  *   L.step({shader, values, uniforms, threads | groups})   append one dispatch
+ *
+ * Each step records `operators`: the builder operators ({type, label}) it was made for, taken
+ * from `L.origin`, which the compiler sets while lowering each node (and for output copies and
+ * boundary conversions, the operand's producer); steps converting graph inputs record none.
  */
 import {domError} from '../errors.js';
 import {DATA_TYPES, computeByteLength, elementCount, isDirect} from '../dtypes.js';
@@ -31,6 +35,8 @@ export class Lowering {
     this.byOperand = new Map();
     this.inputs = new Map();
     this.maxBinding = maxBindingBytes(ctx.device);
+    /** @type {{type: string, label: string}[]} the builder operators steps appended now come from */
+    this.origin = [];
   }
 
   /** A new Value of `bytes` bytes (compute layout). */
@@ -52,7 +58,10 @@ export class Lowering {
     if (s.kind === 'input') {
       const raw = this.newValue('input', Math.ceil(elementCount(s.shape) * DATA_TYPES[s.dataType].bytes), `input ${s.name}`, {name: s.name});
       this.inputs.set(s.name, raw);
+      const origin = this.origin;
+      this.origin = [];
       v = isDirect(s.dataType) ? raw : lowerBoundaryIn(this, raw, desc);
+      this.origin = origin;
     } else if (s.kind === 'constant') {
       const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
       const data = constantComputeBytes(bytes, desc);
@@ -111,6 +120,7 @@ export class Lowering {
     this.steps.push({
       shader,
       label: label ?? shader.name,
+      operators: this.origin,
       values,
       uniformData: shader.packUniforms({...uniforms, total}),
       workgroups: foldWorkgroups(wgCount, this.ctx.device.limits.maxComputeWorkgroupsPerDimension),

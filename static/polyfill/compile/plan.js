@@ -15,6 +15,7 @@ import {Lowering} from './lowering.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
+import {StepTimer} from './step_timer.js';
 
 const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -41,7 +42,10 @@ export async function compileGraph(context, entries) {
   const ctx = contextSlots(context);
   const L = new Lowering(ctx);
   const nodes = reachableNodes(entries.map(([, o]) => o));
-  for (const node of nodes) OPERATORS[node.op].lower(node, L);
+  for (const node of nodes) {
+    L.origin = [node.origin];
+    OPERATORS[node.op].lower(node, L);
+  }
 
   const outputDescriptors = new Map();
   const outputs = new Map();
@@ -50,6 +54,7 @@ export async function compileGraph(context, entries) {
     const s = slots(operand);
     const desc = {dataType: s.dataType, shape: s.shape.slice()};
     outputDescriptors.set(name, desc);
+    L.origin = s.kind === 'op' ? [s.node.origin] : [];
     const value = L.value(operand);
     if (!isDirect(desc.dataType)) {
       const raw = L.newValue('output', elementCount(desc.shape) * DATA_TYPES[desc.dataType].bytes, `output ${name}`, {name});
@@ -98,6 +103,18 @@ export class Plan {
     this.outputs = outputs;
     this.owned = [];
     this.bindCache = new Map();
+    /** @type {StepTimer|null} GPU time per step, only in a context with profiling on */
+    this.timer = null;
+  }
+
+  /**
+   * What each step is, for profiles: index, name (the step's label), kernel (WGSL entry's
+   * shader name) and the builder operators ({type, label}) it came from.
+   * @returns {{index: number, name: string, kernel: string, operators: {type: string, label: string}[]}[]}
+   */
+  describeSteps() {
+    return this.steps.map((st, index) => ({index, name: st.label, kernel: st.shader.name,
+      operators: st.operators.map(({type, label}) => ({type, label}))}));
   }
 
   /**
@@ -152,6 +169,7 @@ export class Plan {
     const packed = new Uint8Array(Math.max(offset, 16));
     for (const st of this.steps) packed.set(new Uint8Array(st.uniformData), st.uniformOffset);
     device.queue.writeBuffer(this.uniformBuffer, 0, packed);
+    if (this.ctx.profiling) this.timer = new StepTimer(this.ctx, this.steps.length);
   }
 
   /** Destroys every buffer of a plan that failed to build (none goes back to the pool). */
@@ -159,6 +177,7 @@ export class Plan {
     this.owned.forEach((b) => b.destroy());
     this.owned = [];
     this.pooled = new Set();
+    this.timer?.destroyAfter(Promise.resolve());
   }
 
   /** Assigns pooled buffers to temporaries: best fit among buffers whose values are dead. */
@@ -214,6 +233,12 @@ export class Plan {
       this.bindCache.set(key, groups);
     }
     const encoder = ctx.device.createCommandEncoder({label: 'webnn:dispatch'});
+    if (this.timer) {
+      const staging = this.timer.encode(encoder, this.steps, groups);
+      ctx.device.queue.submit([encoder.finish()]);
+      this.timer.collect(staging);
+      return;
+    }
     const pass = encoder.beginComputePass({label: 'webnn:dispatch'});
     this.steps.forEach((st, i) => {
       pass.setPipeline(st.pipeline);
@@ -229,7 +254,9 @@ export class Plan {
     this.bindCache.clear();
     const own = this.owned.filter((b) => !this.pooled.has(b));
     ctx.pool.release([...this.pooled]);
-    ctx.completion.wait(ctx.device.queue.onSubmittedWorkDone()).then(() => own.forEach((b) => b.destroy()), () => {});
+    const done = ctx.completion.wait(ctx.device.queue.onSubmittedWorkDone());
+    done.then(() => own.forEach((b) => b.destroy()), () => {});
+    this.timer?.destroyAfter(done);
   }
 }
 
