@@ -9,7 +9,8 @@
  *                              timesMs, runs, warmup, adapter}
  * and on a failed classification window.lastError = {sequence, message}. window.demoStatus is
  * {state: 'loading' | 'ready' | 'error', error?} for the model itself.
- * URL parameters: runs (timed runs, default 5), warmup (default 1), autorun (default 1).
+ * URL parameters: runs (timed runs, default 5), warmup (default 1), autorun (default 1),
+ * profile=1 (GPU time per operator type and layer after each classification: profile_chart.js).
  */
 import {loadModel} from './loader.js';
 import {buildClassifier, topK} from './model.js';
@@ -18,6 +19,7 @@ import {adapterText, describeAdapter} from './adapter.js';
 import {cameraErrorText, cameraSupported, startCamera, stopCamera} from './camera.js';
 import {PHOTOS, attributionText} from './photos.js';
 import * as view from './ui.js';
+import {profileRequested, showProfile, withLayerLabels} from './profile_chart.js';
 
 const MODEL_URL = '/models/efficientnet-lite0/';
 
@@ -78,6 +80,7 @@ async function classifySource(app, source) {
   const top5 = topK(probabilities, labels, 5).map(({label, probability}) => ({label, probability}));
   view.showPredictions(ui, top5);
   view.showTimings(ui, {inferenceMs, runs: timesMs.length});
+  if (app.profile) await showProfile(document, classifier.graph);
   window.lastInput = tensor;
   window.lastProbabilities = Array.from(probabilities);
   window.lastRun = {sequence: source.sequence, source: source.name, top5, buildMs: classifier.buildMs, inferenceMs,
@@ -155,12 +158,13 @@ async function main() {
     const {ready} = await import('/polyfill/webnn.js');
     const {implementation} = await ready;
     view.showStatus(ui, 'Creating the WebNN context…');
-    const context = await navigator.ml.createContext();
+    app.profile = profileRequested(location.search);
+    const context = await navigator.ml.createContext(app.profile ? {polyfill: {profiling: true}} : {});
     app.adapter = await describeAdapter(context, implementation);
     ui.adapter.textContent = adapterText(app.adapter);
     const {manifest, labels, weights} = await loadModel(MODEL_URL, (progress) => view.showProgress(ui, progress));
     view.showStatus(ui, `Building the graph (${manifest.operators.length} operators)…`);
-    app.classifier = await buildClassifier(context, manifest, weights);
+    app.classifier = await buildClassifier(context, app.profile ? withLayerLabels(manifest) : manifest, weights);
     Object.assign(app, {manifest, labels});
     view.showTimings(ui, {buildMs: app.classifier.buildMs});
     view.showStatus(ui, `Ready: ${manifest.name ?? 'model'}, ${manifest.operators.length} operators, ` +

@@ -65,7 +65,7 @@ export function median(values) {
  * @param {ArrayBuffer} weights contents of weights.bin
  * @returns {Promise<{classify: (input: Float32Array, options?: {runs?: number, warmup?: number}) =>
  *   Promise<{probabilities: Float32Array, inferenceMs: number, timesMs: number[]}>,
- *   buildMs: number, inputName: string, inputShape: number[], destroy: () => void}>}
+ *   buildMs: number, inputName: string, inputShape: number[], graph: MLGraph, destroy: () => void}>}
  *   buildMs: milliseconds from the first builder call until build() resolved (constants included)
  * @throws {DOMException} NotSupportedError naming the operators this WebNN implementation lacks;
  *   the builder's own errors
@@ -104,6 +104,7 @@ export async function buildClassifier(context, manifest, weights) {
 
   return {
     buildMs,
+    graph,
     inputName,
     inputShape: [...inputSpec.shape],
     /**
