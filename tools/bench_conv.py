@@ -15,7 +15,10 @@ The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHR
 Usage::
 
     python -m tools.bench_conv [--reps N] [--batch N] [--model] [--only NAME,...]
-                               [--out bench-results/conv.json] [--timeout SECONDS]
+                               [--out bench-results/conv.json] [--timeout SECONDS] [--profile]
+
+``--profile`` runs in the polyfill's profiling mode (one timestamped pass per step, so the times
+include that cost) and prints the 10 slowest GPU steps over the layers, and of the model.
 
 Exit status: 0 when every layer ran, 2 when the page failed (no adapter, error, timeout).
 """
@@ -58,7 +61,7 @@ _BENCH_BODY = """
       context.writeTensor(xt, new Float32Array(count(layer.x)).fill(1));
       const t = await time(graph, {x: xt}, {y: yt}, yt);
       rows.push({name: layer.name, kernel, x: layer.x, w: layer.w, options: layer.options,
-                 macs: count(y.shape) * layer.w[1] * layer.w[2] * layer.w[3], ...t});
+                 macs: count(y.shape) * layer.w[1] * layer.w[2] * layer.w[3], ...t, steps: await profileSteps(graph)});
       graph.destroy(); xt.destroy(); yt.destroy();
     }
   }
@@ -68,7 +71,10 @@ _BENCH_BODY = """
     const manifest = await (await fetch('/models/efficientnet-lite0/manifest.json')).json();
     const weights = new Uint8Array(await (await fetch('/models/efficientnet-lite0/' + manifest.weights)).arrayBuffer());
     const b = new MLGraphBuilder(context);
-    const operands = addToBuilder(b, manifest, (name, spec) => weights.slice(spec.offset, spec.offset + spec.byteLength));
+    // In profiling mode each operator is labelled with its output's name, so steps name their layer.
+    const described = !profiling ? manifest : {...manifest, operators: manifest.operators.map((op) => (
+      {...op, options: {...(op.options ?? {}), label: String(Array.isArray(op.outputs) ? op.outputs[0] : op.outputs)}}))};
+    const operands = addToBuilder(b, described, (name, spec) => weights.slice(spec.offset, spec.offset + spec.byteLength));
     const t0 = performance.now();
     const graph = await b.build(Object.fromEntries(manifest.outputs.map((n) => [n, operands.get(n)])));
     const buildMs = performance.now() - t0;
@@ -78,7 +84,7 @@ _BENCH_BODY = """
     const outs = {};
     for (const n of manifest.outputs) outs[n] = await context.createTensor({dataType: 'float32', shape: operands.get(n).shape, readable: true});
     const t = await time(graph, {[inName]: xt}, outs, outs[manifest.outputs[0]]);
-    modelRun = {buildMs, ...t};
+    modelRun = {buildMs, ...t, steps: await profileSteps(graph)};
   }
   context.destroy();
   return {adapter: adapterInfo, rows, model: modelRun};
@@ -129,14 +135,22 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"EfficientNet-Lite0 whole graph: latency median {statistics.median(m['latency']):.3f} ms, "
                      f"throughput {m['throughputMs']:.3f} ms/inference, build {m['buildMs']:.0f} ms")
     lines.append("adapter: " + adapter_line(result["adapter"]))
+    from tools.bench_page import top_steps_table
+
+    if any(r.get("steps") for r in result["rows"]):
+        lines += ["", "layers: " + top_steps_table([(f"{r['name']} {r['kernel']}", r["steps"]) for r in result["rows"]])]
+    if result.get("model") and result["model"].get("steps"):
+        lines += ["", "EfficientNet-Lite0: " + top_steps_table([("efficientnet-lite0", result["model"]["steps"])])]
     return "\n".join(lines)
 
 
-def bench(layers, reps: int, batch: int, model: bool, timeout_s: float, launches: int = 3) -> dict[str, Any]:
-    """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
+def bench(layers, reps: int, batch: int, model: bool, timeout_s: float, launches: int = 3,
+          profile: bool = False) -> dict[str, Any]:
+    """Run the benchmark page in a fresh headless browser (a new one when no adapter appears);
+    ``profile``: in profiling mode, each row (and the model) then has ``steps``."""
     from tools.bench_page import page_function, run_in_harness
 
-    return run_in_harness(page_function("[layers, reps, batch, model]", _BENCH_BODY), [layers, reps, batch, model],
+    return run_in_harness(page_function("[layers, reps, batch, model]", _BENCH_BODY, profile), [layers, reps, batch, model],
                           timeout_s, launches)
 
 
@@ -149,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated layer names")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
+    parser.add_argument("--profile", action="store_true",
+                        help="profiling mode: print the 10 slowest GPU steps (times then include profiling)")
     args = parser.parse_args(argv)
     layers = layers_from_manifest() + EXTRA_LAYERS
     if args.only:
@@ -156,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         layers = [layer for layer in layers if layer["name"] in wanted]
     from tools.bench_page import report
 
-    return report(lambda: bench(layers, args.reps, args.batch, args.model, args.timeout), format_table, args.out)
+    return report(lambda: bench(layers, args.reps, args.batch, args.model, args.timeout, profile=args.profile),
+                  format_table, args.out)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHR
 Usage::
 
     python -m tools.bench_matmul [--reps N] [--batch N] [--max-size N] [--kernels a,b]
-                                 [--out bench-results/matmul.json] [--timeout SECONDS]
+                                 [--out bench-results/matmul.json] [--timeout SECONDS] [--profile]
+
+``--profile`` runs in the polyfill's profiling mode (one timestamped pass per step, so the times
+include that cost) and prints the 10 slowest GPU steps over all cases.
 
 Exit status: 0 when every case ran, 2 when the page failed (no adapter, error, timeout).
 """
@@ -92,7 +95,7 @@ _BENCH_BODY = """
       }
       const yt = await context.createTensor({dataType: 'float32', shape: y.shape, readable: true});
       const t = await time(graph, inputs, {y: yt}, yt);
-      rows.push({name: c.name, kernel, flops: c.flops, ...t});
+      rows.push({name: c.name, kernel, flops: c.flops, ...t, steps: await profileSteps(graph)});
       graph.destroy(); yt.destroy(); Object.values(inputs).forEach((x) => x.destroy());
     }
   }
@@ -114,14 +117,20 @@ def format_table(result: dict[str, Any]) -> str:
                      f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} |")
     lines.append("")
     lines.append("adapter: " + adapter_line(result["adapter"]))
+    if any(r.get("steps") for r in result["rows"]):
+        from tools.bench_page import top_steps_table
+
+        lines += ["", top_steps_table([(f"{r['name']} {r['kernel']}", r["steps"]) for r in result["rows"]])]
     return "\n".join(lines)
 
 
-def bench(case_list, kernels, reps: int, batch: int, timeout_s: float, launches: int = 3) -> dict[str, Any]:
-    """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
+def bench(case_list, kernels, reps: int, batch: int, timeout_s: float, launches: int = 3,
+          profile: bool = False) -> dict[str, Any]:
+    """Run the benchmark page in a fresh headless browser (a new one when no adapter appears);
+    ``profile``: in profiling mode, each row then has ``steps``."""
     from tools.bench_page import page_function, run_in_harness
 
-    return run_in_harness(page_function("[cases, kernels, reps, batch]", _BENCH_BODY), [case_list, kernels, reps, batch],
+    return run_in_harness(page_function("[cases, kernels, reps, batch]", _BENCH_BODY, profile), [case_list, kernels, reps, batch],
                           timeout_s, launches)
 
 
@@ -134,11 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", default=",".join(KERNELS), help=f"matrix kernels to time (default {','.join(KERNELS)})")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
+    parser.add_argument("--profile", action="store_true",
+                        help="profiling mode: print the 10 slowest GPU steps (times then include profiling)")
     args = parser.parse_args(argv)
     from tools.bench_page import report
 
-    return report(lambda: bench(cases(args.max_size), args.kernels.split(","), args.reps, args.batch, args.timeout),
-                  format_table, args.out)
+    return report(lambda: bench(cases(args.max_size), args.kernels.split(","), args.reps, args.batch, args.timeout,
+                                profile=args.profile), format_table, args.out)
 
 
 if __name__ == "__main__":

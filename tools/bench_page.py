@@ -1,7 +1,10 @@
 """What the per-kernel benchmark commands (``tools.bench_conv``, ``tools.bench_matmul``) share.
 
-- ``page_function(params, body)``: the JavaScript they evaluate on ``/harness/``, opening with
-  ``PAGE_SETUP_JS`` (the adapter, the context and the timing loop).
+- ``page_function(params, body, profile=False)``: the JavaScript they evaluate on ``/harness/``,
+  opening with ``PAGE_SETUP_JS`` (the adapter, the context and the timing loop); with
+  ``profile`` the context is in the polyfill's profiling mode and ``profileSteps(graph)`` returns
+  the graph's steps with their GPU ms.
+- ``top_steps_table(groups, n)``: the ``n`` slowest profiled steps as a table (``--profile``).
 - ``run_in_harness(script, arg, timeout_s)``: serve the project, open ``/harness/`` in a fresh
   headless Chromium (``tools.chromium.launch_options()``) and evaluate the script, in a new
   browser when the page found no WebGPU adapter.
@@ -26,13 +29,18 @@ from typing import Any
 #: architecture, device, description, isFallbackAdapter) and
 #: ``timeDispatches(graph, inputs, outputs, out, reps, batch)``: after 3 warm-up round trips,
 #: ``latency`` (``reps`` times dispatch + readTensor(out), ms each) and ``batchMs`` (``batch``
-#: dispatches then one readTensor(out), ms in all).
+#: dispatches then one readTensor(out), ms in all); ``profileSteps(graph)``: undefined unless
+#: ``profiling`` (set by ``page_function``), else readProfile(graph, {reset: true}).steps of
+#: /polyfill/profiling.js ({index, name, kernel, operators, ms}: mean GPU ms per dispatch over
+#: every dispatch since the last call, in profiling mode, which encodes one pass per step).
 PAGE_SETUP_JS = """
   const {contextSlots} = await import('/polyfill/context.js');
   const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
   if (!adapter) throw new Error('no WebGPU adapter');
   const info = adapter.info;
-  const context = await navigator.ml.createContext({powerPreference: 'high-performance'});
+  const context = await navigator.ml.createContext({powerPreference: 'high-performance', polyfill: {profiling}});
+  const {readProfile} = await import('/polyfill/profiling.js');
+  const profileSteps = async (graph) => (profiling ? (await readProfile(graph, {reset: true})).steps : undefined);
   const slots = contextSlots(context);
   const count = (shape) => shape.reduce((a, v) => a * v, 1);
   const adapterInfo = {vendor: info.vendor, architecture: info.architecture, device: info.device,
@@ -54,9 +62,33 @@ PAGE_SETUP_JS = """
 """
 
 
-def page_function(params: str, body: str) -> str:
-    """``async (params) => { PAGE_SETUP_JS body }``: a function for Playwright's ``page.evaluate``."""
-    return f"async ({params}) => {{{PAGE_SETUP_JS}{body}}}\n"
+def page_function(params: str, body: str, profile: bool = False) -> str:
+    """``async (params) => { PAGE_SETUP_JS body }``: a function for Playwright's ``page.evaluate``;
+    ``profile`` puts the context in profiling mode (``profileSteps`` then returns steps)."""
+    return f"async ({params}) => {{const profiling = {'true' if profile else 'false'};{PAGE_SETUP_JS}{body}}}\n"
+
+
+def top_steps_table(groups: list[tuple[str, list[dict[str, Any]]]], n: int = 10) -> str:
+    """The ``n`` slowest steps over all profiled graphs, as a Markdown table.
+
+    Args:
+        groups: (graph name, profileSteps() steps) pairs; steps are {index, name, kernel,
+            operators [{type, label}], ms}, ms the mean GPU milliseconds per dispatch.
+        n: rows to print.
+    Returns:
+        A header line and one row per step, slowest first: ms, graph, step index/name, kernel,
+        operators (``type 'label'``); "no profiled steps" when there are none.
+    """
+    rows = [(step["ms"], name, step) for name, steps in groups for step in steps or []]
+    if not rows:
+        return "no profiled steps"
+    rows.sort(key=lambda r: -r[0])
+    lines = [f"top {min(n, len(rows))} GPU steps (mean ms per dispatch, profiling mode: one pass per step)",
+             "| GPU ms | graph | step | kernel | operators |", "|---:|---|---|---|---|"]
+    for ms, name, step in rows[:n]:
+        ops = ", ".join(o["type"] + (f" '{o['label']}'" if o["label"] else "") for o in step["operators"]) or "(input conversion)"
+        lines.append(f"| {ms:.4f} | {name} | {step['index']} {step['name']} | {step['kernel']} | {ops} |")
+    return "\n".join(lines)
 
 
 def run_in_harness(script: str, arg: Any, timeout_s: float, launches: int = 3) -> dict[str, Any]:

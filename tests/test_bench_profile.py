@@ -1,0 +1,34 @@
+"""``--profile`` of the kernel benchmarks (tools/bench_page.py, bench_matmul.py, bench_conv.py):
+the top-steps table, and a real profiled run of the smallest matmul case on this adapter."""
+
+from __future__ import annotations
+
+from tools.bench_page import top_steps_table
+
+
+def test_top_steps_table_sorts_and_names_operators():
+    steps_a = [{"index": 0, "name": "c1", "kernel": "conv2d", "operators": [{"type": "conv2d", "label": "c1"}], "ms": 0.5},
+               {"index": 1, "name": "relu", "kernel": "relu", "operators": [{"type": "relu", "label": ""}], "ms": 2.25}]
+    steps_b = [{"index": 0, "name": "input x: unpack float16", "kernel": "unpack_float16", "operators": [], "ms": 1.0}]
+    text = top_steps_table([("a", steps_a), ("b", steps_b), ("none", None)], n=2)
+    lines = text.splitlines()
+    assert lines[0].startswith("top 2 GPU steps")
+    assert lines[3] == "| 2.2500 | a | 1 relu | relu | relu |"
+    assert lines[4] == "| 1.0000 | b | 0 input x: unpack float16 | unpack_float16 | (input conversion) |"
+    assert len(lines) == 5
+    assert "conv2d 'c1'" in top_steps_table([("a", steps_a)])
+    assert top_steps_table([("x", None)]) == "no profiled steps"
+
+
+def test_bench_matmul_profile_prints_steps():
+    from tools.bench_matmul import bench, cases, format_table
+
+    small = [c for c in cases(256) if c["name"] in ("matmul 256^3", "softmax 1x1000")]
+    result = bench(small, ["auto"], reps=1, batch=1, timeout_s=120, profile=True)
+    assert [len(r["steps"]) for r in result["rows"]] == [1, 1]
+    assert all(r["steps"][0]["ms"] > 0 for r in result["rows"])
+    assert {r["steps"][0]["operators"][0]["type"] for r in result["rows"]} == {"matmul", "softmax"}
+    table = format_table(result)
+    assert "top 2 GPU steps" in table and "| matmul 256^3 auto | 0 matmul |" in table
+    plain = bench(small[:1], ["auto"], reps=1, batch=1, timeout_s=120)
+    assert plain["rows"][0].get("steps") is None and "GPU steps" not in format_table(plain)
