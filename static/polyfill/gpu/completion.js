@@ -18,7 +18,8 @@
  * graph, so results are unchanged.
  *
  * Settings (properties of the object, the context slot `completion`; tests and benchmarks set them):
- *   enabled        false when the page created the context with {polyfill: {fastReadback: false}}
+ *   enabled        false when the page created the context with {polyfill: {fastReadback: false}};
+ *                  setting it (or `hardware`) false also stops a running loop at its next task
  *   hardware       whether the adapter is a hardware one (from adapterInfo; tests force it)
  *   nudge          'submit' (queue.submit([]), the default) | 'write' (a 16-byte writeBuffer into
  *                  a per-context scratch buffer)
@@ -100,7 +101,7 @@ export class Completion {
   /** One task of the loop: nudge and schedule the next, or stop. */
   tick() {
     if (!this.running) return;
-    if (this.destroyed || this.outstanding === 0 || performance.now() - this.lastProgress > this.capMs) {
+    if (!this.active || this.outstanding === 0 || performance.now() - this.lastProgress > this.capMs) {
       this.running = false;
       return;
     }
