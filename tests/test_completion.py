@@ -174,3 +174,22 @@ def test_destroy_stops_the_loop(webnn_page, server_url):
       return {at, after: c.nudges, running: c.running, active: c.active};
     """)
     assert r["at"] > 0 and r["after"] == r["at"] and r["running"] is False and r["active"] is False
+
+
+def test_configure_context_turns_it_off(webnn_page, server_url):
+    """configureContext(context, {fastReadback: false}) (options.js, for createContext(gpuDevice)
+    contexts) keeps a forced loop off."""
+    r = run(webnn_page, server_url, """
+      const {configureContext} = await import('/polyfill/options.js');
+      const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+      const context = await navigator.ml.createContext(device);
+      const c = contextSlots(context).completion;
+      c.hardware = true;
+      const settings = configureContext(context, {fastReadback: false});
+      const go = await makeGraph(context);
+      await go();
+      await sleep(20);
+      return {settings, nudges: c.nudges, enabled: c.enabled};
+    """)
+    assert r["settings"] == {"fastReadback": False, "profiling": False}
+    assert r["nudges"] == 0 and r["enabled"] is False

@@ -143,3 +143,28 @@ def test_profiling_off_throws_and_adds_no_timestamps(webnn_page, server_url):
     assert r["timer"] is None
     assert r["errors"][0].startswith("TypeError: readProfile: profiling is off"), r["errors"]
     assert all(e.startswith("TypeError: readProfile: argument is not an MLGraph") for e in r["errors"][1:]), r["errors"]
+
+
+def test_configure_context_profiles_a_gpu_device_context(webnn_page, server_url):
+    """createContext(gpuDevice) starts with profiling off; configureContext() turns it on for
+    graphs built afterwards (the device must have timestamp-query), and rejects a non-context."""
+    r = run(webnn_page, server_url, """
+      const {configureContext} = await import('/polyfill/options.js');
+      const adapter = await navigator.gpu.requestAdapter();
+      const device = await adapter.requestDevice({requiredFeatures: ['timestamp-query']});
+      const context = await navigator.ml.createContext(device);
+      const before = await makeGraph(context);
+      let offError = null;
+      try { await readProfile(before.graph); } catch (e) { offError = e.name; }
+      const settings = configureContext(context, {profiling: true});
+      const {graph, go} = await makeGraph(context);
+      await go();
+      const p = await readProfile(graph);
+      let badError = null;
+      try { configureContext({}, {profiling: true}); } catch (e) { badError = e.name; }
+      return {offError, settings, runs: p.runs, steps: p.steps.length, badError};
+    """)
+    assert r["offError"] == "TypeError"
+    assert r["settings"] == {"fastReadback": True, "profiling": True}
+    assert r["runs"] == 1 and r["steps"] == 3
+    assert r["badError"] == "TypeError"

@@ -5,6 +5,7 @@
 import {domError} from './errors.js';
 import {createContextObject} from './context.js';
 import {checkDeviceAlive} from './interop.js';
+import {polyfillOptions} from './options.js';
 
 /** Device limits we ask for when the adapter offers more than the defaults. */
 const WANTED_LIMITS = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
@@ -24,7 +25,7 @@ export class ML {
    *   this polyfill's own options (native WebNN ignores it): {fastReadback = true} keeps queue
    *   waits prompt on hardware adapters (gpu/completion.js; false turns it off), {profiling =
    *   false} records GPU time per graph step where the adapter has "timestamp-query"
-   *   (profiling.js). A GPUDevice gets the defaults.
+   *   (profiling.js). A GPUDevice gets the defaults (options.js configureContext() changes them).
    * @returns {Promise<MLContext>}
    * @throws (rejects) NotSupportedError when WebGPU offers no adapter or device;
    *   TypeError for an invalid powerPreference; InvalidStateError for a GPUDevice already lost
@@ -66,13 +67,3 @@ export class ML {
   get [Symbol.toStringTag]() { return 'ML'; }
 }
 
-/**
- * The polyfill's own context options, `options.polyfill`: anything but an object counts as none
- * (native WebNN ignores the member, so it never throws); members convert to booleans.
- * @returns {{fastReadback: boolean, profiling: boolean}}
- */
-function polyfillOptions(options) {
-  const given = options?.polyfill;
-  const p = given !== null && (typeof given === 'object' || typeof given === 'function') ? given : {};
-  return {fastReadback: p?.fastReadback === undefined ? true : Boolean(p.fastReadback), profiling: Boolean(p?.profiling)};
-}
