@@ -226,33 +226,66 @@ def test_unsigned_arguments_convert_as_webidl(webnn_page, server_url):
 
 
 def test_tensors_beyond_device_limits_fail_clearly(webnn_page, server_url):
-    """Tensors larger than one storage binding never compute silently wrong data: input() and
-    constant() throw TypeError (spec "check dimensions": byte length not supported), an
-    operator whose output would not fit makes build() reject with OperationError, and
-    createTensor() beyond maxBufferSize rejects with UnknownError. maxTensorByteLength is a
-    size that works for every data type."""
+    """maxTensorByteLength is the one size limit (a quarter of the device's storage binding, so
+    that every data type's compute layout fits): input() and constant() beyond it throw TypeError
+    (spec "check dimensions": byte length not supported), for every data type."""
     r = run(webnn_page, server_url, """
-      const limits = ctx.opSupportLimits();
-      const lim = limits.maxTensorByteLength;
+      const lim = ctx.opSupportLimits().maxTensorByteLength;
       const adapter = await navigator.gpu.requestAdapter();
       const outcome = async (f) => { try { await f(); return 'ok'; } catch (e) { return e.name; } };
       const b = new MLGraphBuilder(ctx);
-      const bigFloat = await outcome(() => b.input('big', {dataType: 'float32', shape: [lim + 1]}));
-      const okInt8 = await outcome(() => b.input('i8', {dataType: 'int8', shape: [lim]}));
-      const bigInt8 = await outcome(() => b.input('i8big', {dataType: 'int8', shape: [lim + 1]}));
-      const b2 = new MLGraphBuilder(ctx);
-      const x = b2.input('x', {dataType: 'float32', shape: [1024, 1024]});
-      const t = b2.tile(x, [1 + Math.floor(lim / (1024 * 1024)), 1]);
-      const buildTooBig = await outcome(() => b2.build({t}));
-      const createTooBig = await outcome(() => ctx.createTensor({dataType: 'float32', shape: [adapter.limits.maxBufferSize / 4 + 1]}));
-      return {lim, binding: Math.min(adapter.limits.maxStorageBufferBindingSize, adapter.limits.maxBufferSize), bigFloat, okInt8, bigInt8, buildTooBig, createTooBig};
+      const r = {lim, binding: Math.min(adapter.limits.maxStorageBufferBindingSize, adapter.limits.maxBufferSize)};
+      for (const [dt, size] of [['float32', 4], ['float16', 2], ['int32', 4], ['int64', 8], ['int8', 1]]) {
+        r[`${dt} at the limit`] = await outcome(() => b.input(`${dt}ok`, {dataType: dt, shape: [lim / size]}));
+        r[`${dt} past the limit`] = await outcome(() => b.input(`${dt}big`, {dataType: dt, shape: [lim / size + 1]}));
+      }
+      return r;
     """)
     assert "ok" in r, r
     r = r["ok"]
-    assert r["lim"] == r["binding"] // 4
-    assert (r["bigFloat"], r["okInt8"], r["bigInt8"]) == ("TypeError", "ok", "TypeError")
-    assert r["buildTooBig"] == "OperationError"
-    assert r["createTooBig"] == "UnknownError"
+    assert r.pop("lim") == r.pop("binding") // 4
+    for key, outcome in r.items():
+        assert outcome == ("ok" if key.endswith("at the limit") else "TypeError"), (key, outcome)
+
+
+#: Builder calls whose output passes maxTensorByteLength (`lim`) while every input stays
+#: within it: `side` is the smallest power of two with side * side float32 > 2 * lim bytes.
+OVERSIZED_OUTPUTS = {
+    **{op: f"b.{op}(col, row, {{label: 'L'}})" for op in ("add", "sub", "mul", "div", "max", "min", "pow")},
+    "expand": "b.expand(col, [side, side], {label: 'L'})",
+    "tile": "b.tile(col, [1, side], {label: 'L'})",
+    "pad": "b.pad(col, [0, 0], [0, side], {label: 'L'})",
+    "where": "b.where(b.input('c', {dataType: 'uint8', shape: [side, 1]}), col, row, {label: 'L'})",
+    "matmul": "b.matmul(b.input('m', {dataType: 'float32', shape: [side, 4]}), b.input('n', {dataType: 'float32', shape: [4, side]}), {label: 'L'})",
+    "gemm": "b.gemm(b.input('m', {dataType: 'float32', shape: [side, 4]}), b.input('n', {dataType: 'float32', shape: [4, side]}), {label: 'L'})",
+    "gather": "b.gather(b.input('g', {dataType: 'float32', shape: [4, 8]}), b.input('i', {dataType: 'int32', shape: [side, side / 8]}), {label: 'L'})",
+    "resample2d": "b.resample2d(b.input('img', {dataType: 'float32', shape: [1, 1, 4, 4]}), {sizes: [side, side], label: 'L'})",
+    "cast": "b.cast(b.input('w', {dataType: 'int32', shape: [lim / 4]}), 'int64', {label: 'L'})",
+    "element count overflow": "b.add(b.input('p', {dataType: 'uint8', shape: [65536, 1]}), b.input('q', {dataType: 'uint8', shape: [1, 65536]}), {label: 'L'})",
+}
+
+
+@pytest.mark.parametrize("op", OVERSIZED_OUTPUTS)
+def test_operator_output_beyond_max_tensor_byte_length_is_a_type_error(webnn_page, server_url, op):
+    """Every operator's output passes the one descriptor check (spec "check dimensions", byte
+    length supported) when the method is called: a TypeError naming the label, and the builder
+    stays usable."""
+    r = run(webnn_page, server_url, f"""
+      const lim = ctx.opSupportLimits().maxTensorByteLength;
+      let side = 1;
+      while (side * side * 4 <= 2 * lim) side *= 2;
+      const b = new MLGraphBuilder(ctx);
+      const col = b.input('col', {{dataType: 'float32', shape: [side, 1]}});
+      const row = b.input('row', {{dataType: 'float32', shape: [1, side]}});
+      let outcome;
+      try {{ {OVERSIZED_OUTPUTS[op]}; outcome = 'no error'; }} catch (e) {{ outcome = `${{e.name}}: ${{e.message}}`; }}
+      const y = b.relu(b.input('small', f32));
+      const g = await b.build({{y}});
+      return {{outcome, built: g instanceof MLGraph}};
+    """)
+    assert "ok" in r, r
+    assert r["ok"]["outcome"].startswith("TypeError: [L] "), r["ok"]["outcome"]
+    assert r["ok"]["built"]
 
 
 def test_read_into_buffer_detached_while_pending(webnn_page, server_url):
@@ -273,13 +306,15 @@ def test_read_into_buffer_detached_while_pending(webnn_page, server_url):
 
 
 def test_allocation_failure_is_an_error_not_wrong_data(webnn_page, server_url):
-    """A graph whose 1 GiB intermediate the GPU cannot allocate rejects build() with
-    OperationError, and a tensor it cannot allocate rejects createTensor() with UnknownError;
-    where the GPU can allocate them, the results are right. Never silently wrong data."""
+    """A graph whose maxTensorByteLength-sized intermediates the GPU cannot allocate rejects
+    build() with OperationError, and a tensor it cannot allocate rejects createTensor() with
+    UnknownError; where the GPU can allocate them, the results are right. Never silently wrong
+    data."""
     r = run(webnn_page, server_url, """
+      const n = ctx.opSupportLimits().maxTensorByteLength / 4;
       const b = new MLGraphBuilder(ctx);
       const x = b.input('x', {dataType: 'float32', shape: [1]});
-      const big = b.expand(x, [268435456]);
+      const big = b.expand(x, [n]);
       let graph = null, build = 'ok';
       try { graph = await b.build({y: b.reduceMax(b.add(big, big))}); } catch (e) { build = e.name; }
       let value = null;
@@ -293,9 +328,9 @@ def test_allocation_failure_is_an_error_not_wrong_data(webnn_page, server_url):
       }
       let create = 'ok', first = null;
       try {
-        const t = await ctx.createTensor({dataType: 'float32', shape: [268435456], readable: true, writable: true});
-        ctx.writeTensor(t, new Float32Array(268435456).fill(2));
-        first = new Float32Array(await ctx.readTensor(t))[268435455];
+        const t = await ctx.createTensor({dataType: 'float32', shape: [n], readable: true, writable: true});
+        ctx.writeTensor(t, new Float32Array(n).fill(2));
+        first = new Float32Array(await ctx.readTensor(t))[n - 1];
         t.destroy();
       } catch (e) { create = e.name; }
       return {build, value, create, first};

@@ -6,15 +6,15 @@
  * entry's `method(builder, ...args)` validates, infers and calls builder._node().
  */
 import {domError, typeError} from './errors.js';
-import {bufferMatches, bytesOf, computeByteLength} from './dtypes.js';
-import {checkDescriptor} from './shape/common.js';
+import {bufferMatches, bytesOf} from './dtypes.js';
+import {checkDescriptor, checkTensorSize} from './shape/common.js';
 import {scalarBytes} from './shape/cast.js';
 import {createOperand, isOperand, slots} from './operand.js';
 import {isTensor, tensorSlots} from './tensor.js';
 import {contextSlots, MLContext} from './context.js';
 import {OPERATORS} from './ops/index.js';
 import {compileGraph} from './compile/plan.js';
-import {maxBindingBytes} from './ops/limits.js';
+import {maxTensorByteLength} from './ops/limits.js';
 
 /** @type {(builder: MLGraphBuilder, origin: {type: string, label: string}, fn: () => *) => *} */
 let withOrigin;
@@ -107,17 +107,14 @@ export class MLGraphBuilder {
   // ---- internals used by ops/*.js ---------------------------------------------------------
 
   /**
-   * Spec "check dimensions", last step: a byte length the implementation supports, i.e. whose
-   * compute layout fits one storage buffer binding of the device.
+   * Spec "check dimensions" for every operand this builder makes: valid dimensions and element
+   * count, and a byte length within opSupportLimits().maxTensorByteLength (ops/limits.js: the
+   * largest tensor whose compute layout fits one storage binding for every data type).
    * @returns {{dataType: string, shape: number[]}} desc
    * @throws {TypeError}
    */
   _checkSupported(desc, label) {
-    const limit = maxBindingBytes(contextSlots(this.#context).device);
-    if (computeByteLength(desc) > limit) {
-      throw typeError(label, `a ${desc.dataType} tensor of shape [${desc.shape}] needs ${computeByteLength(desc)} bytes on the GPU, more than the device can bind (${limit})`);
-    }
-    return desc;
+    return checkTensorSize(desc, maxTensorByteLength(contextSlots(this.#context).device), label);
   }
 
   _checkCanBuild(label) {
@@ -165,6 +162,8 @@ export class MLGraphBuilder {
     // origin: the builder operator the node came from (type = method name, label = the user's
     // label option or ''), for the profile of compiled steps (profiling.js)
     const origin = this.#origin ?? {type: op, label: ''};
+    // Every operator's outputs pass the one descriptor check (TypeError before anything is recorded).
+    for (const desc of outDescs) this._checkSupported(desc, label);
     const node = {id: this.#nodes.length, op, inputs, attrs, label, origin, outputs: []};
     node.outputs = outDescs.map((desc, index) => createOperand(this, desc, {kind: 'op', node, index}));
     this.#nodes.push(node);

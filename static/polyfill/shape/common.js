@@ -3,7 +3,7 @@
  * Pure functions, no GPU. Each throws a TypeError prefixed with the operator's label.
  */
 import {typeError} from '../errors.js';
-import {DATA_TYPES, MAX_DIMENSION, MAX_RANK, elementCount, isDataType} from '../dtypes.js';
+import {DATA_TYPES, MAX_DIMENSION, MAX_RANK, byteLength, elementCount, isDataType} from '../dtypes.js';
 
 /**
  * Spec "check dimensions" for an MLOperandDescriptor: a known data type, every dimension a valid
@@ -28,6 +28,32 @@ export function checkDescriptor(desc, label) {
   if (count > MAX_DIMENSION) throw typeError(label, `element count ${count} of shape [${dims}] is too large`);
   if (count * DATA_TYPES[dataType].bytes > Number.MAX_SAFE_INTEGER) throw typeError(label, 'byte length too large');
   return {dataType, shape: dims};
+}
+
+/**
+ * Spec "check dimensions", applied to every operand a builder makes (inputs, constants and each
+ * operator's outputs) and to every tensor a context creates: each dimension an integer in
+ * 1..2^31-1, rank at most MAX_RANK, element count a valid dimension, and the byte length (tensor
+ * layout, spec "byte length") at most `maxBytes`, the context's
+ * opSupportLimits().maxTensorByteLength.
+ * @param {{dataType: string, shape: number[]}} desc an already converted descriptor
+ * @param {number} maxBytes bytes
+ * @returns {{dataType: string, shape: number[]}} desc
+ * @throws {TypeError} `[label] ...` naming the shape and the limit
+ */
+export function checkTensorSize(desc, maxBytes, label) {
+  const {dataType, shape} = desc;
+  if (shape.length > MAX_RANK) throw typeError(label, `output rank ${shape.length} exceeds the supported maximum ${MAX_RANK}`);
+  for (const d of shape) {
+    if (!Number.isInteger(d) || d < 1 || d > MAX_DIMENSION) throw typeError(label, `dimension ${d} of shape [${shape}] is not a valid dimension`);
+  }
+  const count = elementCount(shape);
+  if (count > MAX_DIMENSION) throw typeError(label, `element count ${count} of shape [${shape}] is too large`);
+  const bytes = byteLength(desc);
+  if (bytes > maxBytes) {
+    throw typeError(label, `a ${dataType} tensor of shape [${shape}] is ${bytes} bytes, more than maxTensorByteLength (${maxBytes})`);
+  }
+  return desc;
 }
 
 /**
