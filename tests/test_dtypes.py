@@ -190,6 +190,28 @@ def test_int64_unary_and_clamp_with_bigint(webnn_page, server_url):
     assert results[0]["y"][0] == -(2 ** 63)  # |INT64_MIN| wraps
 
 
+@pytest.mark.parametrize("data_type", ["uint64", "int64"])
+def test_clamp_64bit_with_number_bounds_beyond_2_32(webnn_page, server_url, data_type):
+    """clamp on uint64/int64 with Number (not bigint) bounds past 2^32, e.g. maxValue
+    5294967295 as ORT passes it: the bounds cast exactly (spec "cast" of an MLNumber) and the
+    values clip to them; a non-integral bound rounds to nearest even first."""
+    dt = np.dtype(data_type)
+    x = np.array([0, 4294967295, 4294967296, 4294967300, 5294967295, 5294967296, 2 ** 62, 7], dt)
+    if data_type == "int64":
+        x[-1] = -(2 ** 40)
+    graph = lambda options: {"inputs": {"x": {"dataType": data_type, "shape": [8]}},  # noqa: E731
+                             "operators": [{"op": "clamp", "args": [{"operand": "x"}], "options": options, "outputs": "y"}],
+                             "outputs": ["y"]}
+    cases = [(graph({"minValue": 4294967297, "maxValue": 5294967295}), {"x": x}),
+             (graph({"maxValue": 5294967295}), {"x": x}),
+             (graph({"minValue": 4294967296.5, "maxValue": 2 ** 53}), {"x": x})]
+    results = run_ok(webnn_page, server_url, cases)
+    lowest = 0 if data_type == "uint64" else -(2 ** 63)
+    assert_exact(results[0]["y"], np.clip(x, 4294967297, 5294967295).astype(dt))
+    assert_exact(results[1]["y"], np.clip(x, lowest, 5294967295).astype(dt))
+    assert_exact(results[2]["y"], np.clip(x, 4294967296, 2 ** 53).astype(dt))
+
+
 # ------------------------------------------------------------------------- cast choices
 
 def test_cast_float_to_int_out_of_range_saturates(webnn_page, server_url):

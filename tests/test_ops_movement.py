@@ -310,6 +310,22 @@ def test_pad_value_is_cast(webnn_page, server_url):
     check_all(webnn_page, server_url, cases)
 
 
+def test_pad_of_a_scalar_is_a_copy(webnn_page, server_url):
+    """pad() of a 0-D input with empty padding lists is valid (spec pad(): both lists must have
+    the input's rank, 0) and copies the value in every mode; a non-empty list is a TypeError."""
+    cases = []
+    for k, data_type in enumerate(("float32", "float16", "int64", "uint8")):
+        x = np.array(data([1], data_type, seed=k)[0], dtype=NP[data_type])
+        for mode in ("constant", "edge", "reflection", "symmetric"):
+            d, i = single("pad", x, [], [], options={"mode": mode})
+            cases.append((d, i, {"y": x}))
+    check_all(webnn_page, server_url, cases)
+    check_errors(webnn_page, server_url, [
+        (f"builder => builder.pad({inp('float32', [])}, [1], [0], {{label: 'L'}})", "TypeError"),
+        (f"builder => builder.pad({inp('float32', [])}, [], [0], {{label: 'L'}})", "TypeError"),
+    ])
+
+
 def test_movement_validation(webnn_page, server_url):
     f = "float32"
     x23 = inp(f, [2, 3])
