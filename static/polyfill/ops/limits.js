@@ -33,8 +33,8 @@ export function maxBindingBytes(device) {
 /**
  * maxTensorByteLength: the largest tensor (tensor layout bytes) that works for every data type.
  * The compute layout widens int8/uint8 four times and float16 twice (dtypes.js), so this is a
- * quarter of the binding limit; a wider tensor of a 4-byte type still works up to the binding
- * limit itself, and input()/constant() throw a TypeError beyond it.
+ * quarter of the binding limit. It is the one size limit: every operand a builder makes and
+ * every tensor a context creates must fit it (shape/common.js checkTensorSize).
  * @param {GPUDevice} device
  */
 export function maxTensorByteLength(device) {
