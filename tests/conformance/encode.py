@@ -20,6 +20,26 @@ def to_type(values, data_type: str) -> np.ndarray:
         return np.asarray(values).astype(NUMPY_DTYPES[data_type])
 
 
+#: The quiet NaN every expected float output is written with (float32 / float16 bit patterns).
+CANONICAL_NAN = {"float32": np.uint32(0x7FC00000), "float16": np.uint16(0x7E00)}
+
+
+def canonical_nans(encoded: dict) -> dict:
+    """``encoded`` (a tensor record) with every float32/float16 NaN rewritten as
+    :data:`CANONICAL_NAN`. Expected outputs go through this: WebNN leaves NaN's sign and payload
+    open (the comparator only asks NaN to meet NaN), while NumPy's sign of a NaN such as
+    ``log(-1)`` depends on the CPU's SIMD path (0xffc00000 on one machine, 0x7fc00000 on
+    another), which would make the committed JSON differ by machine."""
+    if encoded["dataType"] not in CANONICAL_NAN:
+        return encoded
+    values = decode(encoded)
+    if not np.isnan(values).any():
+        return encoded
+    bits = values.view(CANONICAL_NAN[encoded["dataType"]].dtype).copy()
+    bits[np.isnan(values)] = CANONICAL_NAN[encoded["dataType"]]
+    return encode_tensor(bits.view(values.dtype))
+
+
 def tensor(values, data_type: str, shape=None) -> dict:
     """Encodes ``values`` as a tensor record of ``data_type`` (cast with :func:`to_type`)."""
     arr = to_type(values, data_type)
