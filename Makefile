@@ -1,6 +1,7 @@
 # webnn-wgsl: the README's commands.
-#   make setup   .venv (Python >= 3.11) with the package and its test extras, then the
-#                model conversion (server/models/generated/); re-runs only what changed
+#   make setup   .venv (Python >= 3.11) with the package and its test extras, the model
+#                conversion and the random-weight benchmark models (server/models/generated/),
+#                onnxruntime-web (npm, into static/demos/bench-ort/vendor/); re-runs only what changed
 #   make run     the dev server on http://127.0.0.1:8000/
 #   make test    the whole pytest suite, headless Chromium (installed if missing)
 #   make bench-interop   the buffer-sharing benchmark (see below)
@@ -20,6 +21,10 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
 VENV_STAMP := $(VENV)/.installed
 MODELS_STAMP := server/models/generated/.converted
 MODEL_SOURCES := $(wildcard server/models/*.py server/models/data/*)
+# Random-weight benchmark models (MobileNetV2, BERT-style encoder): manifest + weights + model.onnx.
+BENCH_MODELS_STAMP := server/models/generated/.bench-models
+# onnxruntime-web (pinned in tools/bench_ort.py), only the files the pages load; needs npm once.
+ORT_STAMP := static/demos/bench-ort/vendor/VERSION
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
@@ -35,7 +40,7 @@ help:
 	@echo "make bench-ort [BENCH_ARGS='--runs 50']  EfficientNet-Lite0: this polyfill vs ONNX Runtime Web"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter)"
 
-setup: $(VENV_STAMP) $(MODELS_STAMP)
+setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP)
 
 $(VENV_STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python >= 3.11 not found on PATH (set PYTHON=...)" >&2; exit 1; fi
@@ -49,6 +54,14 @@ $(MODELS_STAMP): $(VENV_STAMP) $(MODEL_SOURCES)
 	$(PY) -m server.models.convert || { echo "error: model conversion failed (python -m server.models.convert)" >&2; exit 1; }
 	@mkdir -p $(@D) && touch $@
 
+$(BENCH_MODELS_STAMP): $(VENV_STAMP) tools/bench_models.py tools/export_onnx.py server/models/convert.py server/models/efficientnet_lite0.py
+	$(PY) -m tools.bench_models || { echo "error: generating the benchmark models failed (python -m tools.bench_models)" >&2; exit 1; }
+	@mkdir -p $(@D) && touch $@
+
+$(ORT_STAMP): | $(VENV_STAMP)
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to install onnxruntime-web into $(@D)" >&2; exit 1; }
+	$(PY) -m tools.bench_ort --install-only
+
 run: setup
 	$(PY) -m server --host $(HOST) --port $(PORT)
 
@@ -58,7 +71,7 @@ test: setup
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) server/models/generated test-results .pytest_cache
+	rm -rf $(VENV) server/models/generated test-results .pytest_cache static/demos/bench-ort/vendor
 
 # make bench-interop [BENCH_ARGS='--size large --iterations 50']: the WebNN/WebGPU buffer-sharing
 # benchmark (static/demos/interop/) in headless Chromium; prints the table and writes

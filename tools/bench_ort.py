@@ -135,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench_ort", description=__doc__.splitlines()[0])
     parser.add_argument("--install", action="store_true",
                         help=f"npm install onnxruntime-web@{ORT_VERSION} into {VENDOR.relative_to(ROOT)} first")
+    parser.add_argument("--install-only", action="store_true",
+                        help="only install onnxruntime-web (what make setup runs), then exit")
     parser.add_argument("--ort", default="jsep,webgpu", help="comma-separated ORT builds: jsep, webgpu")
     parser.add_argument("--runs", type=int, default=20, help="timed runs per runtime (default 20)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed runs per runtime first (default 5)")
@@ -147,8 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not builds:
         parser.error(f"--ort takes {', '.join(ORT_FILES)}; got {args.ort!r}")
     try:
-        if args.install:
+        if args.install or args.install_only:
             install_ort()
+            if args.install_only:
+                print(f"installed onnxruntime-web {ORT_VERSION} into {VENDOR}")
+                return 0
         missing = [f for b in builds for f in ORT_FILES[b] if not (VENDOR / f).exists()]
         if missing:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")

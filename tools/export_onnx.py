@@ -1,9 +1,10 @@
 """Convert a model manifest (JSON graph description + weights.bin) into an ONNX model.
 
 Used to run the very same network through ONNX Runtime (``tools/bench_ort.py``,
-``static/demos/bench-ort/``). Supports the operators the EfficientNet-Lite0 manifest uses:
+``static/demos/bench-ort/``). Supports the operators the EfficientNet-Lite0 manifest and tools/bench_models.py use:
 ``conv2d`` (padding, strides, dilations, groups, bias; NCHW input, OIHW filter),
-``clamp``, ``add``, ``averagePool2d`` (windowDimensions, strides, padding; NCHW),
+``clamp``, ``add``/``sub``/``mul``/``div``/``matmul``, ``erf``, ``transpose`` (permutation),
+``layerNormalization`` (trailing axes, scale, bias, epsilon), ``averagePool2d`` (windowDimensions, strides, padding; NCHW),
 ``reshape``, ``gemm`` (alpha, beta, aTranspose, bTranspose, c) and ``softmax``
 (axis). Anything else raises ``ValueError``.
 
@@ -80,6 +81,27 @@ def _initializer(name: str, spec: Mapping[str, Any], weights_path: Path, embed: 
     return tensor
 
 
+#: WebNN binary operator -> ONNX op (both broadcast NumPy-style)
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "MatMul"}
+
+
+def _layer_norm(operator: Mapping[str, Any], name: str, out: str, helper):
+    """layerNormalization -> ONNX LayerNormalization (opset 17): the axes must be the trailing
+    dimensions in order ([axis, ..., rank-1]), and scale and bias are required (ONNX has no
+    default scale)."""
+    options = operator.get("options") or {}
+    axes = options.get("axes")
+    if not axes or list(axes) != list(range(axes[0], axes[0] + len(axes))) or "scale" not in options:
+        raise ValueError("layerNormalization: needs trailing, ascending axes and a scale "
+                         f"(ONNX LayerNormalization normalizes axis..rank-1); got {options!r}")
+    inputs = [_operand(operator["args"][0]), _operand(options["scale"])]
+    if "bias" in options:
+        inputs.append(_operand(options["bias"]))
+    # ONNX wants axis < rank; since the axes are trailing, axis = first axis (non-negative).
+    return helper.make_node("LayerNormalization", inputs, [out], name=name, axis=int(axes[0]),
+                            epsilon=float(options.get("epsilon", 1e-5)))
+
+
 def _node(operator: Mapping[str, Any], index: int, consts: list, helper, numpy_helper):
     """The ONNX node(s) for one manifest operator; extra scalar/shape initializers go to ``consts``."""
     import numpy as np
@@ -109,8 +131,17 @@ def _node(operator: Mapping[str, Any], index: int, consts: list, helper, numpy_h
         lo = const("min", np.array(options.get("minValue", -np.inf), np.float32))
         hi = const("max", np.array(options.get("maxValue", np.inf), np.float32))
         return [helper.make_node("Clip", [_operand(args[0]), lo, hi], [out], name=name)]
-    if op == "add":
-        return [helper.make_node("Add", [_operand(args[0]), _operand(args[1])], [out], name=name)]
+    if op in _BINARY:
+        return [helper.make_node(_BINARY[op], [_operand(args[0]), _operand(args[1])], [out], name=name)]
+    if op == "erf":
+        return [helper.make_node("Erf", [_operand(args[0])], [out], name=name)]
+    if op == "transpose":
+        if "permutation" not in options:
+            raise ValueError("transpose: the permutation option is required (the default needs the rank)")
+        return [helper.make_node("Transpose", [_operand(args[0])], [out], name=name,
+                                 perm=list(options["permutation"]))]
+    if op == "layerNormalization":
+        return [_layer_norm(operator, name, out, helper)]
     if op == "averagePool2d":
         _check_layout(op, options)
         if options.get("outputSizes") or options.get("roundingType", "floor") != "floor":

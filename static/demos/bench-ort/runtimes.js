@@ -1,0 +1,148 @@
+/**
+ * The four runtimes the benchmark compares, each behind one interface:
+ *   {name, setupMs, run(input: Float32Array) -> Promise<Float32Array>,
+ *    runBatch(input, n) -> Promise<number> (ms for n back-to-back runs and one read back),
+ *    release()}
+ * - `builder`: our own MLGraphBuilder code, from the model manifest (graph_json.js addToBuilder);
+ * - `webnn-ep`: ONNX Runtime Web's WebNN execution provider, i.e. ORT as a WebNN client of
+ *   whatever `navigator.ml` is (this polyfill), no CPU fallback allowed;
+ * - `jsep`: ORT-web's JSEP WebGPU EP (ort.min.mjs); `webgpu`: ORT-web's native WebGPU EP
+ *   (ort.webgpu.min.mjs). The ORT files live in ./vendor/ (python -m tools.bench_ort --install).
+ * One `run` = upload the input from the CPU + inference + read the output back to the CPU.
+ * `runBatch` = n times (upload + inference) with the output left on the device, then one read.
+ */
+import {addToBuilder} from '/harness/graph_json.js';
+import {constantView} from '/demos/image-classification/model.js';
+
+const VENDOR = new URL('./vendor/', import.meta.url).href;
+/** ORT module per runtime: the WebNN EP is in both ORT builds; it is taken from the JSEP one. */
+const ORT_MODULE = {'webnn-ep': 'ort.min.mjs', jsep: 'ort.min.mjs', webgpu: 'ort.webgpu.min.mjs'};
+export const RUNTIMES = ['builder', 'webnn-ep', 'jsep', 'webgpu'];
+
+const ortModules = new Map();
+
+/** The ORT module of `runtime` (imported once per page; single-threaded wasm, no isolation here). */
+async function ortFor(runtime) {
+  const file = ORT_MODULE[runtime];
+  if (!ortModules.has(file)) {
+    ortModules.set(file, import(VENDOR + file).then((ort) => {
+      ort.env.wasm.numThreads = 1;
+      ort.env.webgpu.powerPreference = 'high-performance';
+      return ort;
+    }));
+  }
+  return ortModules.get(file);
+}
+
+/** The ORT version string of a loaded ORT module ('unknown' when it does not say). */
+export async function ortVersion() {
+  const ort = await ortFor('jsep');
+  return ort.env.versions?.web ?? ort.env.versions?.common ?? 'unknown';
+}
+
+/**
+ * Wraps MLGraphBuilder.prototype.build and MLContext.prototype.dispatch (once per page) to count
+ * calls; call it after the polyfill is ready and before ORT loads.
+ * @returns {{builds: number, dispatches: number}} live counters
+ */
+export function countWebNNCalls() {
+  if (globalThis.__webnnCallCounts) return globalThis.__webnnCallCounts;
+  const counts = {builds: 0, dispatches: 0};
+  const build = MLGraphBuilder.prototype.build;
+  const dispatch = MLContext.prototype.dispatch;
+  MLGraphBuilder.prototype.build = function (...args) { counts.builds++; return build.apply(this, args); };
+  MLContext.prototype.dispatch = function (...args) { counts.dispatches++; return dispatch.apply(this, args); };
+  globalThis.__webnnCallCounts = counts;
+  return counts;
+}
+
+/**
+ * Our own builder path: the manifest's MLGraphBuilder calls on a high-performance context.
+ * @param {object} manifest JSON graph description (one input, one output)
+ * @param {ArrayBuffer} weights the manifest's weights.bin
+ * @param {MLContextOptions} [contextOptions] extra createContext options (e.g. polyfill profiling)
+ */
+export async function setUpBuilder(manifest, weights, contextOptions = {}) {
+  const context = await navigator.ml.createContext({powerPreference: 'high-performance', ...contextOptions});
+  const t0 = performance.now();
+  const builder = new MLGraphBuilder(context);
+  const operands = addToBuilder(builder, manifest, (name, spec) => constantView(weights, spec));
+  const [inputName] = Object.keys(manifest.inputs);
+  const outputName = manifest.outputs[0];
+  const output = operands.get(outputName);
+  const graph = await builder.build({[outputName]: output});
+  const setupMs = performance.now() - t0;
+  const inputTensor = await context.createTensor({dataType: 'float32', shape: manifest.inputs[inputName].shape, writable: true});
+  const outputTensor = await context.createTensor({dataType: 'float32', shape: output.shape, readable: true});
+  const dispatch = (input) => {
+    context.writeTensor(inputTensor, input);
+    context.dispatch(graph, {[inputName]: inputTensor}, {[outputName]: outputTensor});
+  };
+  return {
+    name: 'builder', setupMs, graph, context,
+    async run(input) {
+      dispatch(input);
+      return new Float32Array(await context.readTensor(outputTensor));
+    },
+    async runBatch(input, n) {
+      const t = performance.now();
+      for (let i = 0; i < n; i++) dispatch(input);
+      await context.readTensor(outputTensor);
+      return performance.now() - t;
+    },
+    release() { graph.destroy(); inputTensor.destroy(); outputTensor.destroy(); context.destroy(); },
+  };
+}
+
+/**
+ * The session options of an ORT runtime. The WebNN EP asks navigator.ml for a 'gpu' context and
+ * may not hand any node to ORT's CPU EP (session.disable_cpu_ep_fallback); outputs stay on the
+ * device ('ml-tensor' / 'gpu-buffer') until getData() reads them back.
+ */
+export function ortSessionOptions(runtime, manifest, weights) {
+  const common = {externalData: [{path: manifest.weights, data: new Uint8Array(weights)}]};
+  if (runtime === 'webnn-ep') {
+    return {...common, executionProviders: [{name: 'webnn', deviceType: 'gpu'}],
+      extra: {session: {disable_cpu_ep_fallback: '1'}}, preferredOutputLocation: 'ml-tensor'};
+  }
+  return {...common, executionProviders: ['webgpu'], preferredOutputLocation: 'gpu-buffer'};
+}
+
+/**
+ * One ORT runtime ('webnn-ep', 'jsep' or 'webgpu') on the manifest's model.onnx.
+ * @param {Uint8Array} modelBytes model.onnx (external data in weights.bin)
+ */
+export async function setUpOrt(runtime, manifest, weights, modelBytes) {
+  const ort = await ortFor(runtime);
+  const t0 = performance.now();
+  const session = await ort.InferenceSession.create(modelBytes, ortSessionOptions(runtime, manifest, weights));
+  const setupMs = performance.now() - t0;
+  const [inputName] = Object.keys(manifest.inputs);
+  const shape = manifest.inputs[inputName].shape;
+  const outputName = manifest.outputs[0];
+  const infer = async (input) => (await session.run({[inputName]: new ort.Tensor('float32', input, shape)}))[outputName];
+  return {
+    name: runtime, setupMs,
+    async run(input) {
+      const out = await infer(input);
+      const data = await out.getData(true);  // reads back and releases the device buffer
+      return data instanceof Float32Array ? data : new Float32Array(data);
+    },
+    async runBatch(input, n) {
+      const t = performance.now();
+      let out;
+      for (let i = 0; i < n; i++) {
+        out?.dispose();
+        out = await infer(input);
+      }
+      await out.getData(true);
+      return performance.now() - t;
+    },
+    release() { return session.release(); },
+  };
+}
+
+/** Sets up `runtime` on the model (see setUpBuilder / setUpOrt). */
+export function setUp(runtime, manifest, weights, modelBytes) {
+  return runtime === 'builder' ? setUpBuilder(manifest, weights) : setUpOrt(runtime, manifest, weights, modelBytes);
+}
