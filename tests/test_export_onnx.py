@@ -63,3 +63,43 @@ def test_embedded_model_matches_reference(tmp_path, reference):
 def test_external_model_must_sit_next_to_weights(tmp_path):
     with pytest.raises(ValueError, match="must lie next to"):
         export(MANIFEST, tmp_path / "model.onnx")
+
+
+def _with_bert_ops(monkeypatch):
+    """Let the float64 interpreter run erf and layerNormalization too (tests/reference/
+    normalization.py; math.erf elementwise), for the BERT-style encoder."""
+    import math
+    import types
+
+    from tests.reference import graph, normalization, ops
+
+    extended = types.SimpleNamespace(**{n: getattr(ops, n) for n in ops.OPERATORS})
+    extended.erf = lambda x, options=None: np.vectorize(math.erf)(np.asarray(x, np.float64))
+    extended.layerNormalization = lambda x, options=None: normalization.layerNormalization(x, options)
+    extended.OPERATORS = ops.OPERATORS | {"erf", "layerNormalization"}
+    monkeypatch.setattr(graph, "ops", extended)
+
+
+@pytest.mark.parametrize("name", ["mobilenetv2", "bert-encoder"])
+def test_bench_models_export_matches_reference(tmp_path, monkeypatch, name):
+    """tools/bench_models.py: the random-weight manifests and their ONNX export compute the same
+    (onnxruntime CPU against the float64 interpreter of the manifest, on the bench input)."""
+    from tools.bench_models import INPUT_FILE, MODELS, generate
+
+    _with_bert_ops(monkeypatch)
+    manifest_path = generate(name, tmp_path)
+    manifest = json.loads(manifest_path.read_text())
+    (input_name, spec), = manifest["inputs"].items()
+    x = np.fromfile(manifest_path.parent / INPUT_FILE, "<f4").reshape(spec["shape"])
+    output = manifest["outputs"][0]
+    expected = run_description(manifest, load_manifest_constants(manifest_path), {input_name: x})[output]
+    session = ort.InferenceSession(str(manifest_path.parent / "model.onnx"), providers=["CPUExecutionProvider"])
+    got = session.run([output], {input_name: x})[0]
+    assert list(got.shape) == MODELS[name][1] == manifest["output"]["shape"]
+    assert np.abs(expected).max() > 1  # not a vanishing signal
+    assert np.max(np.abs(got - expected)) < 1e-4
+    ops_used = {n.op_type for n in onnx.load(str(manifest_path.parent / "model.onnx")).graph.node}
+    if name == "bert-encoder":
+        assert {"MatMul", "Transpose", "Softmax", "Erf", "Div", "Mul", "LayerNormalization"} <= ops_used
+    else:
+        assert {"Conv", "Clip", "Add", "GlobalAveragePool", "Gemm"} <= ops_used
