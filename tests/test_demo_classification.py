@@ -6,8 +6,11 @@ the ``#predictions`` list, ``window.lastRun``, and that the page's full probabil
 the float64 NumPy forward pass (``tests/reference``) of the exact tensor it fed the graph
 (``window.lastInput``) within 1e-4 absolute. The same page also gets an undecodable upload and a
 webcam request (no camera here), which must be reported on the page without console errors, and
-its JavaScript bilinear preprocessing is compared with ``tests.reference.classify.preprocess``,
-on synthetic pixels (exactly) and on the bundled photos as Pillow decodes them.
+its JavaScript preprocessing (Pillow's antialiased bilinear resize) is compared with
+``tests.reference.classify.preprocess`` (which calls Pillow), on synthetic pixels and on the
+bundled photos as Pillow decodes them. Real-size photos (3200 px wide down to 200 px, made from
+the bundled ones) must give Pillow's input tensor and the NumPy top-5, and a file chosen before
+the model is ready is classified once it is.
 
 Slow-ish: EfficientNet-Lite0 takes seconds per inference on SwiftShader, so the page is opened
 with ``?runs=1&warmup=0`` (one inference per picture, three in all).
@@ -36,6 +39,9 @@ PROBABILITY_ATOL = 1e-4
 #: libjpeg-turbo decodes the bundled JPEGs to Pillow's pixels); 2/128 leaves room for a browser
 #: whose decoder rounds a level or two differently.
 INPUT_ATOL = 2 / 128
+#: |page input - Pillow's| for pixels both sides decode alike (PNG): the brief's 1/255 bound. With
+#: the (x - 127) / 128 normalisation one 8-bit level is 1/128, so this demands Pillow's exact pixels.
+PILLOW_ATOL = 1 / 255
 
 _WAIT_RUN_JS = """(after) => (window.lastRun?.sequence ?? 0) > after || (window.lastError?.sequence ?? 0) > after"""
 
@@ -55,15 +61,15 @@ _PREPROCESS_JS = """async ([width, height, pixels, preprocessing]) => {
 
 
 def _check_preprocessing(page, manifest: dict) -> None:
-    """The page's bilinear crop/resize/normalise equals the NumPy reference on synthetic pixels."""
+    """The page's crop/resize/normalise equals Pillow's (the reference) on synthetic noise, the worst
+    case for aliasing and rounding: shrinking by 1.3x and 2.7x, enlarging, odd sizes."""
     rng = np.random.default_rng(7)
-    for height, width in ((256, 300), (64, 64), (97, 61)):
+    for height, width in ((256, 300), (64, 64), (97, 61), (700, 530)):
         rgb = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
         rgba = np.concatenate([rgb, np.full((height, width, 1), 255, np.uint8)], axis=2)
         got = np.asarray(page.evaluate(_PREPROCESS_JS, [width, height, rgba.ravel().tolist(),
                                                         manifest["preprocessing"]]), dtype=np.float32)
-        want = preprocess(rgb, manifest["preprocessing"]).ravel()
-        np.testing.assert_array_equal(got, want, err_msg=f"preprocessing of a {width}x{height} picture")
+        assert_abs(got.reshape(1, 3, 224, 224), preprocess(rgb, manifest["preprocessing"]), PILLOW_ATOL)
 
 
 def _open_demo(page, manifest: dict) -> None:
@@ -189,3 +195,70 @@ def test_demo_is_listed_on_the_index(server_url):
         html = response.read().decode()
     assert 'href="/demos/image-classification/"' in html
     assert meta["title"] in html
+
+
+def _real_size_photos() -> dict[str, "Image.Image"]:
+    """Photos of camera-like sizes made from the bundled ones (nothing big is committed)."""
+    from PIL import Image
+
+    def photo(name):
+        with Image.open(DEMO / "images" / f"{name}.jpg") as image:
+            return image.convert("RGB")
+
+    chelsea, coffee, astronaut = photo("chelsea"), photo("coffee"), photo("astronaut")
+    return {
+        "chelsea-3200x2127.png": chelsea.resize((3200, 2127), Image.LANCZOS),  # 12.4x down to 224
+        "coffee-900x1350.png": coffee.resize((900, 1350), Image.LANCZOS),  # portrait
+        "astronaut-768x576.png": astronaut.resize((768, 576), Image.LANCZOS),  # 4:3, 2.25x
+        "chelsea-200x133.png": chelsea.resize((200, 133), Image.LANCZOS),  # smaller than 224
+    }
+
+
+def test_real_size_photos_match_pillow(webnn_page, manifest, tmp_path):
+    """Uploaded photos of several sizes and aspect ratios: the page's input tensor is Pillow's
+    (within 1/255) and its probabilities and top-5 are the NumPy forward pass of Pillow's input."""
+    labels = json.loads((MANIFEST.parent / manifest["labels"]).read_text())
+    page = webnn_page
+    page.goto(PAGE + "&autorun=0")
+    page.wait_for_function("() => window.demoStatus && window.demoStatus.state !== 'loading'")
+    assert page.evaluate("() => window.demoStatus") == {"state": "ready"}
+    for name, image in _real_size_photos().items():
+        path = tmp_path / name
+        image.save(path)  # PNG: the browser decodes Pillow's exact pixels
+        after = _sequence(page)
+        page.set_input_files("#image-file", str(path))
+        run = _wait_for_run(page, after)
+        assert run["source"] == name
+        x = np.asarray(page.evaluate("() => Array.from(window.lastInput)"), dtype=np.float32).reshape(1, 3, 224, 224)
+        want = preprocess(np.asarray(image), manifest["preprocessing"])
+        assert_abs(x, want, PILLOW_ATOL)
+        expected = classify(MANIFEST, want)
+        probabilities = np.asarray(page.evaluate("() => window.lastProbabilities"), dtype=np.float32).reshape(1, 1000)
+        assert_abs(probabilities, expected, PROBABILITY_ATOL)
+        top5 = [labels[i] for i in np.argsort(-expected[0], kind="stable")[:5]]
+        assert [t["label"] for t in run["top5"]] == top5, name
+        print(name, [(t["label"], round(t["probability"], 3)) for t in run["top5"]])
+
+
+def test_file_chosen_before_ready_is_classified_once_ready(webnn_page, manifest):
+    """A file set on #image-file while the model loads waits for it, then is classified (no console
+    error), and takes the place of the coffee photo the page would classify on load."""
+    held = []
+    page = webnn_page
+    page.route("**/models/efficientnet-lite0/weights.bin", lambda route: held.append(route))
+    page.goto(PAGE)
+    while not held:
+        page.wait_for_timeout(50)
+    page.set_input_files("#image-file", files=[{"name": "early.jpg", "mimeType": "image/jpeg",
+                                                "buffer": (DEMO / "images" / "chelsea.jpg").read_bytes()}])
+    page.wait_for_timeout(200)
+    assert page.evaluate("() => window.demoStatus.state") == "loading"
+    assert page.evaluate("() => window.lastRun ?? window.lastError ?? null") is None
+    assert page.inner_text("#run-status") == "Waiting for the model…"
+    held[0].continue_()
+    run = _wait_for_run(page, 0)
+    assert run["source"] == "early.jpg" and run["sequence"] == 1
+    assert run["top5"][0]["label"] in CATS, run["top5"]
+    page.wait_for_function("() => document.getElementById('run-status').textContent === ''")
+    assert page.evaluate("() => [window.lastRun.sequence, window.lastError ?? null]") == [1, None]
+    assert page.locator("#error").is_hidden()

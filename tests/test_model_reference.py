@@ -138,4 +138,4 @@ def test_chelsea_is_a_cat(converted, manifest):
     probabilities = classify(converted, _photo_tensor("chelsea", manifest)).reshape(-1)
     top3 = [int(i) for i in np.argsort(-probabilities)[:3]]
     assert set(top3) == {TABBY, TIGER_CAT, EGYPTIAN_CAT}
-    np.testing.assert_allclose(probabilities[[TIGER_CAT, EGYPTIAN_CAT, TABBY]], [0.397, 0.360, 0.167], atol=0.03)
+    np.testing.assert_allclose(probabilities[[TIGER_CAT, EGYPTIAN_CAT, TABBY]], [0.364, 0.387, 0.170], atol=0.03)

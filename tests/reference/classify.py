@@ -4,11 +4,11 @@ Usage: ``python -m tests.reference.classify PHOTO [PHOTO ...] [--manifest PATH] 
 
 Preprocessing follows the manifest's ``preprocessing`` entry (what the demo
 page does): take the centred square of ``centralCrop`` x the shorter side,
-resize it bilinearly to ``size`` x ``size`` (half-pixel centres, no
-antialiasing, edge pixels clamped), compute (x - mean) / scale per channel,
-and lay it out as NCHW float32. JPEG decoding needs Pillow, which is only a
-test-time convenience (``load_photo`` raises ImportError without it); the
-browser tests use the exact tensor the page built instead.
+resize it to ``size`` x ``size`` with Pillow's antialiased bilinear filter
+(``Image.resize(..., Image.BILINEAR, box=...)``, what torchvision's PIL path
+does; the page's resize.js reproduces it), compute (x - mean) / scale per
+channel, and lay it out as NCHW float32. Pillow is a test-time dependency
+(``load_photo`` and ``preprocess`` raise ImportError without it).
 """
 
 from __future__ import annotations
@@ -33,32 +33,23 @@ def load_photo(path: str | Path) -> np.ndarray:
         return np.asarray(image.convert("RGB"), dtype=np.uint8)
 
 
-def _bilinear_axis(size_out: int, start: float, extent: float, size_in: int):
-    """Source indices (i0, i1) and weight of i1 for one axis of a bilinear resize."""
-    centres = start + (np.arange(size_out) + 0.5) * (extent / size_out) - 0.5
-    centres = np.clip(centres, 0, size_in - 1)
-    i0 = np.floor(centres).astype(np.int64)
-    i1 = np.minimum(i0 + 1, size_in - 1)
-    return i0, i1, centres - i0
-
-
 def preprocess(rgb: np.ndarray, preprocessing: dict) -> np.ndarray:
-    """Turn an RGB uint8 [H, W, 3] photo into the model's float32 [1, 3, S, S] input.
+    """Turn an RGB uint8 [H, W, 3] photo into the model's float32 [1, 3, S, S] input (needs Pillow).
 
     ``preprocessing`` is the manifest's dict: {layout: "nchw", size: S,
     centralCrop: fraction of the shorter side, mean, scale}.
     """
     if preprocessing.get("layout", "nchw") != "nchw":
         raise ValueError("only the nchw layout is implemented")
+    from PIL import Image  # test-only dependency
+
     height, width = rgb.shape[:2]
     size = int(preprocessing["size"])
     side = preprocessing["centralCrop"] * min(height, width)
-    y0, y1, wy = _bilinear_axis(size, (height - side) / 2, side, height)
-    x0, x1, wx = _bilinear_axis(size, (width - side) / 2, side, width)
-    pixels = rgb.astype(np.float64)
-    top = pixels[y0][:, x0] * (1 - wx)[None, :, None] + pixels[y0][:, x1] * wx[None, :, None]
-    bottom = pixels[y1][:, x0] * (1 - wx)[None, :, None] + pixels[y1][:, x1] * wx[None, :, None]
-    resized = top * (1 - wy)[:, None, None] + bottom * wy[:, None, None]
+    left, top = (width - side) / 2, (height - side) / 2
+    image = Image.fromarray(np.ascontiguousarray(rgb[..., :3], dtype=np.uint8), "RGB")
+    resized = np.asarray(image.resize((size, size), Image.BILINEAR, box=(left, top, left + side, top + side)),
+                         dtype=np.float64)
     normalised = (resized - preprocessing["mean"]) / preprocessing["scale"]
     return normalised.transpose(2, 0, 1)[None].astype(np.float32)
 

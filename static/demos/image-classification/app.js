@@ -9,7 +9,8 @@
  *                              timesMs, runs, warmup, adapter}
  * and on a failed classification window.lastError = {sequence, message}. window.demoStatus is
  * {state: 'loading' | 'ready' | 'error', error?} for the model itself.
- * URL parameters: runs (timed runs, default 5), warmup (default 1), autorun (default 1),
+ * URL parameters: runs (timed runs, default 5), warmup (default 1), autorun (default 1: classify the
+ * coffee photo once the model is ready, unless a picture was asked for while it loaded),
  * profile=1 (GPU time per operator type and layer after each classification: profile_chart.js).
  */
 import {loadModel} from './loader.js';
@@ -88,12 +89,18 @@ async function classifySource(app, source) {
 }
 
 /**
- * Queues a classification: `load` gives the source's pixels. Requests run one at a time, in order;
- * failures are shown on the page (console.error only for failures that are not the user's).
+ * Queues a classification: `load` gives the source's pixels. Requests run one at a time, in order,
+ * and none before the model is ready: `app.queue` starts as the model-ready promise, so a request
+ * made while it loads (a file set on #image-file by automation or restored form state, though the
+ * choices are still disabled) waits for it. If the model fails, waiting requests are dropped (the
+ * page already says why). Failures are shown on the page (console.error only for failures that
+ * are not the user's).
  */
 function enqueue(app, load) {
   const sequence = ++app.sequence;
+  if (!app.classifier) view.showRunStatus(app.ui, 'Waiting for the model…');
   app.queue = app.queue.then(async () => {
+    if (!app.classifier) return;
     view.clearError(app.ui);
     view.showRunStatus(app.ui, 'Classifying…');
     try {
@@ -147,10 +154,12 @@ function wireChoices(app) {
   });
 }
 
-/** Loads and builds the model, then classifies the coffee photo unless ?autorun=0. */
+/** Loads and builds the model, then classifies the coffee photo unless ?autorun=0 or a picture is waiting. */
 async function main() {
   const ui = view.findElements(document);
-  const app = {ui, options: readOptions(location.search), sequence: 0, queue: Promise.resolve(), stream: null};
+  let modelSettled;
+  const app = {ui, options: readOptions(location.search), sequence: 0, stream: null,
+    queue: new Promise((resolve) => { modelSettled = resolve; })};
   window.demoStatus = {state: 'loading'};
   wireChoices(app);
   try {
@@ -171,16 +180,20 @@ async function main() {
       `${(weights.byteLength / 1e6).toFixed(1)} MB of weights.`, {done: true});
     view.setChoicesEnabled(ui, true, {cameraSupported: cameraSupported()});
     window.demoStatus = {state: 'ready'};
+    modelSettled();
   } catch (error) {
     const message = `The model could not be loaded or built: ${messageOf(error)}`;
     view.showStatus(ui, 'Failed.');
     view.showError(ui, message);
     window.demoStatus = {state: 'error', error: message};
+    view.showRunStatus(ui, '');
+    modelSettled();
     // An implementation or browser lacking a feature (NotSupportedError) is a limitation, not a bug.
     if (error?.name === 'NotSupportedError') console.warn(error); else console.error(error);
     return;
   }
-  if (app.options.autorun) await enqueue(app, () => photoSource(PHOTOS[0]));
+  // A picture asked for while the model loaded is the one to show, not the coffee.
+  if (app.options.autorun && app.sequence === 0) await enqueue(app, () => photoSource(PHOTOS[0]));
 }
 
 main().catch((error) => {
