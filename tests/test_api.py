@@ -63,8 +63,11 @@ def test_tensor_roundtrip_and_attributes(webnn_page, server_url):
     ("const t = await ctx.createTensor(f32); await ctx.readTensor(t);", "TypeError"),  # not readable
     ("const t = await ctx.createTensor(f32); ctx.writeTensor(t, new Float32Array(6));", "TypeError"),  # not writable
     ("const t = await ctx.createTensor({...f32, writable: true}); ctx.writeTensor(t, new Float32Array(5));", "TypeError"),
-    ("const t = await ctx.createTensor({...f32, writable: true}); ctx.writeTensor(t, new Int32Array(6));", "TypeError"),
-    ("const t = await ctx.createTensor({...f32, readable: true}); await ctx.readTensor(t, new Float32Array(7));", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, writable: true}); ctx.writeTensor(t, new Int32Array(7));", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, writable: true}); ctx.writeTensor(t, [1, 2, 3, 4, 5, 6]);", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, readable: true}); await ctx.readTensor(t, new Float32Array(5));", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, readable: true}); await ctx.readTensor(t, new DataView(new ArrayBuffer(23)));", "TypeError"),
+    ("const t = await ctx.createTensor({...f32, readable: true}); await ctx.readTensor(t, [0, 0, 0, 0, 0, 0]);", "TypeError"),
     ("const t = await ctx.createTensor({...f32, readable: true}); t.destroy(); await ctx.readTensor(t);", "TypeError"),
     ("const t = await ctx.createTensor({...f32, writable: true}); t.destroy(); ctx.writeTensor(t, new Float32Array(6));", "TypeError"),
     ("const other = await navigator.ml.createContext(); const t = await other.createTensor({...f32, readable: true}); await ctx.readTensor(t);", "TypeError"),
@@ -72,12 +75,108 @@ def test_tensor_roundtrip_and_attributes(webnn_page, server_url):
     ("await ctx.createTensor({dataType: 'float32', shape: [2, 0]});", "TypeError"),
     ("await ctx.createTensor({dataType: 'float32', shape: [65536, 65536]});", "TypeError"),
     ("await ctx.createConstantTensor(f32, new Float32Array(5));", "TypeError"),
+    ("await ctx.createConstantTensor(f32, new Float32Array(7));", "TypeError"),
     ("ctx.destroy(); await ctx.createTensor(f32);", "InvalidStateError"),
     ("const t = await ctx.createTensor({...f32, readable: true}); const p = ctx.readTensor(t); t.destroy(); await p;", "InvalidStateError"),
     ("const t = await ctx.createTensor({...f32, readable: true}); const p = ctx.readTensor(t); ctx.destroy(); await p;", "InvalidStateError"),
 ])
 def test_tensor_errors(webnn_page, server_url, body, error):
     assert error_of(webnn_page, server_url, body)[0] == error
+
+
+def test_buffer_sources_follow_chromium(webnn_page, server_url):
+    """Chromium 156 (MLTensor::ReadTensorImpl, MLContext::writeTensor/createConstantTensor)
+    compares byte lengths only: readTensor fills the prefix of any buffer source at least as
+    large as the tensor (views of other element types, DataView, ArrayBuffer), leaving the rest
+    alone; writeTensor and createConstantTensor take any source of exactly the byte length."""
+    r = run(webnn_page, server_url, """
+      const t = await ctx.createTensor({...f32, readable: true, writable: true});
+      const values = new Float32Array([1.5, -2, 3.25, NaN, -Infinity, 7]);
+      ctx.writeTensor(t, new DataView(values.buffer.slice(0)));
+      const f = (buf, off = 0) => Array.from(new Float32Array(buf, off, 6)).map(String);
+      const big = new Float32Array(9).fill(-1);
+      await ctx.readTensor(t, big);
+      const u8 = new Uint8Array(30).fill(0xff);
+      await ctx.readTensor(t, u8);
+      const dv = new DataView(new ArrayBuffer(40), 8, 28);
+      await ctx.readTensor(t, dv);
+      const ab = new ArrayBuffer(24);
+      await ctx.readTensor(t, ab);
+      const i32 = new Int32Array(6);
+      await ctx.readTensor(t, i32);
+      ctx.writeTensor(t, new Int32Array(new Float32Array([9, 8, 7, 6, 5, -4]).buffer));
+      const afterInt = f(await ctx.readTensor(t));
+      ctx.writeTensor(t, new Uint8Array(new Float32Array([0.5, 1, 2, 3, 4, 5]).buffer));
+      const afterU8 = f(await ctx.readTensor(t));
+      const c = await ctx.createConstantTensor(f32, new DataView(new Float32Array([6, 5, 4, 3, 2, -1]).buffer));
+      const b = new MLGraphBuilder(ctx);
+      const g = await b.build({y: b.identity(b.constant(c))});
+      const ty = await ctx.createTensor({...f32, readable: true});
+      ctx.dispatch(g, {}, {y: ty});
+      return {big: Array.from(big).map(String), u8: f(u8.buffer), u8tail: Array.from(u8.subarray(24)),
+              dv: f(dv.buffer, 8), dvTail: Array.from(new Uint8Array(dv.buffer, 32)), ab: f(ab), i32: f(i32.buffer),
+              afterInt, afterU8, constant: f(await ctx.readTensor(ty))};
+    """)
+    assert "ok" in r, r
+    r = r["ok"]
+    want = ["1.5", "-2", "3.25", "NaN", "-Infinity", "7"]
+    assert r["big"] == want + ["-1"] * 3
+    assert r["u8"] == want and r["u8tail"] == [255] * 6
+    assert r["dv"] == want and r["dvTail"] == [0] * 8
+    assert r["ab"] == want and r["i32"] == want
+    assert r["afterInt"] == ["9", "8", "7", "6", "5", "-4"]
+    assert r["afterU8"] == ["0.5", "1", "2", "3", "4", "5"]
+    assert r["constant"] == ["6", "5", "4", "3", "2", "-1"]
+
+
+def test_tensors_beyond_max_tensor_byte_length_reject(webnn_page, server_url):
+    """createTensor, createConstantTensor and createExportableTensor reject with TypeError for a
+    descriptor whose byte length exceeds maxTensorByteLength, and work at the limit."""
+    r = run(webnn_page, server_url, """
+      const adapter = await navigator.gpu.requestAdapter();
+      const device = await adapter.requestDevice();
+      const dctx = await navigator.ml.createContext(device);
+      const lim = dctx.opSupportLimits().maxTensorByteLength;
+      const outcome = async (f) => { try { const t = await f(); t.destroy(); return 'ok'; } catch (e) { return e.name; } };
+      const r = {};
+      for (const [dt, size] of [['float32', 4], ['float16', 2], ['int64', 8], ['uint8', 1]]) {
+        const over = {dataType: dt, shape: [lim / size + 1]};
+        r[`createTensor ${dt}`] = await outcome(() => dctx.createTensor(over));
+        r[`createExportableTensor ${dt}`] = await outcome(() => dctx.createExportableTensor(over, device));
+        r[`createConstantTensor ${dt}`] = await outcome(() => dctx.createConstantTensor(over, new Uint8Array(lim + size)));
+      }
+      r.atLimit = await outcome(() => dctx.createTensor({dataType: 'float32', shape: [lim / 4]}));
+      dctx.destroy();
+      device.destroy();
+      return r;
+    """)
+    assert "ok" in r, r
+    r = r["ok"]
+    assert r.pop("atLimit") == "ok"
+    assert r == {k: "TypeError" for k in r}, r
+
+
+def test_scalar_graph_input_takes_a_0d_tensor_only(webnn_page, server_url):
+    """dispatch() compares each tensor's shape with the graph's exactly, as Chromium 156 does
+    (MLContext::dispatch -> ValidateNamedMLTensors, ml_context.cc: tensor->Shape() !=
+    info->shape()): a [1] tensor for a 0-D input is a TypeError, a [] tensor computes."""
+    r = run(webnn_page, server_url, """
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', f32);
+      const lo = b.input('lo', {dataType: 'float32', shape: []});
+      const g = await b.build({y: b.max(x, lo)});
+      const tx = await ctx.createTensor({...f32, writable: true});
+      const ty = await ctx.createTensor({...f32, readable: true});
+      ctx.writeTensor(tx, new Float32Array([-3, -1, 0, 1, 2, NaN]));
+      const one = await ctx.createTensor({dataType: 'float32', shape: [1], writable: true});
+      let error = 'none';
+      try { ctx.dispatch(g, {x: tx, lo: one}, {y: ty}); } catch (e) { error = e.name; }
+      const scalar = await ctx.createTensor({dataType: 'float32', shape: [], writable: true});
+      ctx.writeTensor(scalar, new Float32Array([-0.5]));
+      ctx.dispatch(g, {x: tx, lo: scalar}, {y: ty});
+      return {error, y: Array.from(new Float32Array(await ctx.readTensor(ty))).map(String)};
+    """)
+    assert r == {"ok": {"error": "TypeError", "y": ["-0.5", "-0.5", "0", "1", "2", "NaN"]}}, r
 
 
 GRAPH = """
@@ -96,6 +195,7 @@ const ty = await ctx.createTensor({...f32, readable: true});
     ("ctx.dispatch(graph, {x: tx}, {y: tx});", "TypeError"),  # same tensor twice
     ("const w = await ctx.createTensor({dataType: 'float32', shape: [3, 2]}); ctx.dispatch(graph, {x: w}, {y: ty});", "TypeError"),
     ("const w = await ctx.createTensor({dataType: 'int32', shape: [2, 3]}); ctx.dispatch(graph, {x: w}, {y: ty});", "TypeError"),
+    ("const w = await ctx.createTensor({dataType: 'float32', shape: [6]}); ctx.dispatch(graph, {x: w}, {y: ty});", "TypeError"),
     ("tx.destroy(); ctx.dispatch(graph, {x: tx}, {y: ty});", "TypeError"),
     ("const c = await ctx.createConstantTensor(f32, new Float32Array(6)); ctx.dispatch(graph, {x: c}, {y: ty});", "TypeError"),
     ("const other = await navigator.ml.createContext(); const o = await other.createTensor(f32); ctx.dispatch(graph, {x: o}, {y: ty});", "TypeError"),

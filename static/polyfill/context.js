@@ -3,14 +3,14 @@
  * Each context owns its BufferPool and PipelineCache; nothing is shared between contexts.
  */
 import {domError, typeError} from './errors.js';
-import {bufferMatches, byteLength, bytesOf} from './dtypes.js';
-import {checkDescriptor} from './shape/common.js';
+import {byteLength, bytesOf, sourceByteLength} from './dtypes.js';
+import {checkDescriptor, checkTensorSize} from './shape/common.js';
 import {BufferPool} from './gpu/buffer_pool.js';
 import {Completion} from './gpu/completion.js';
 import {PipelineCache} from './gpu/pipeline_cache.js';
 import {captureErrors} from './gpu/error_scope.js';
 import {MLTensor, createTensorObject, isTensor, tensorSlots} from './tensor.js';
-import {opSupportLimits} from './ops/limits.js';
+import {maxTensorByteLength, opSupportLimits} from './ops/limits.js';
 import {graphSlots, isGraph} from './graph.js';
 import {checkExportDevice, checkNotExported, exportTensor, releaseTensorMemory} from './interop.js';
 
@@ -43,12 +43,13 @@ export class MLContext {
    * Spec createTensor(): a zero-filled tensor.
    * @param {{dataType: string, shape: number[], readable?: boolean, writable?: boolean}} descriptor
    * @returns {Promise<MLTensor>}
-   * @throws (rejects) InvalidStateError when lost, TypeError for a bad descriptor,
-   *   UnknownError when the byte length exceeds the device's maxBufferSize
+   * @throws (rejects) InvalidStateError when lost, TypeError for a bad descriptor or one whose
+   *   byte length exceeds opSupportLimits().maxTensorByteLength, UnknownError when the GPU
+   *   cannot allocate it
    */
   async createTensor(descriptor) {
     const s = this._live();
-    const desc = checkDescriptor(descriptor, 'createTensor');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createTensor'), maxTensorByteLength(s.device), 'createTensor');
     return this._newTensor(s, desc, {
       readable: Boolean(descriptor.readable),
       writable: Boolean(descriptor.writable),
@@ -58,12 +59,18 @@ export class MLContext {
 
   /**
    * Spec createConstantTensor(): a tensor holding a copy of `inputData`, usable only as a constant.
+   * `inputData`: any AllowSharedBufferSource of exactly the tensor's byte length, whatever its
+   * view type (Chromium 156; the draft also asks a matching view type).
    * @returns {Promise<MLTensor>}
+   * @throws (rejects) TypeError for a bad or over-maxTensorByteLength descriptor, or inputData
+   *   of another byte length
    */
   async createConstantTensor(descriptor, inputData) {
     const s = this._live();
-    const desc = checkDescriptor(descriptor, 'createConstantTensor');
-    if (!bufferMatches(inputData, desc)) throw typeError('createConstantTensor', 'inputData does not match the descriptor (byte length or view type)');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createConstantTensor'), maxTensorByteLength(s.device), 'createConstantTensor');
+    if (sourceByteLength(inputData) !== byteLength(desc)) {
+      throw typeError('createConstantTensor', `inputData must be a buffer source of ${byteLength(desc)} bytes`);
+    }
     const tensor = await this._newTensor(s, desc, {readable: false, writable: false, constant: true});
     this._upload(tensorSlots(tensor).buffer, bytesOf(inputData));
     tensorSlots(tensor).bytes = bytesOf(inputData).slice();
@@ -79,11 +86,12 @@ export class MLContext {
    * @returns {Promise<MLTensor>} a tensor whose `gpuDevice` is `gpuDevice`
    * @throws (rejects) InvalidStateError when the context is lost; TypeError for a bad descriptor,
    *   or a gpuDevice that is not this context's device (WebGPU cannot share a buffer between
-   *   devices); UnknownError when the byte length exceeds the device's maxBufferSize
+   *   devices), or a byte length beyond maxTensorByteLength; UnknownError when the GPU cannot
+   *   allocate it
    */
   async createExportableTensor(descriptor, gpuDevice) {
     const s = this._live();
-    const desc = checkDescriptor(descriptor, 'createExportableTensor');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createExportableTensor'), maxTensorByteLength(s.device), 'createExportableTensor');
     checkExportDevice(s, gpuDevice);
     return this._newTensor(s, desc, {
       readable: Boolean(descriptor.readable),
@@ -113,14 +121,18 @@ export class MLContext {
   }
 
   /**
-   * Spec writeTensor(): queues a copy of `inputData` into the tensor.
+   * Spec writeTensor(): queues a copy of `inputData` into the tensor. `inputData`: any
+   * AllowSharedBufferSource of exactly the tensor's byte length, whatever its view type
+   * (Chromium 156 MLContext::writeTensor compares byte lengths only).
    * @throws {TypeError} foreign/destroyed/non-writable tensor, mismatched data, tensor exported to WebGPU
    * @throws {DOMException} InvalidStateError when the context is lost
    */
   writeTensor(tensor, inputData) {
     const t = this._checkTensor(tensor, 'writeTensor');
     if (!t.writable) throw typeError('writeTensor', 'the tensor is not writable');
-    if (!bufferMatches(inputData, t.desc)) throw typeError('writeTensor', 'inputData does not match the tensor (byte length or view type)');
+    if (sourceByteLength(inputData) !== byteLength(t.desc)) {
+      throw typeError('writeTensor', `inputData must be a buffer source of ${byteLength(t.desc)} bytes`);
+    }
     const s = this._live();
     checkNotExported(t, 'writeTensor');
     this._upload(t.buffer, bytesOf(inputData));
@@ -128,14 +140,19 @@ export class MLContext {
   }
 
   /**
-   * Spec readTensor(tensor) and readTensor(tensor, outputData).
+   * Spec readTensor(tensor) and readTensor(tensor, outputData). `outputData`: any
+   * AllowSharedBufferSource (DataView and views of other element types included) of at least the
+   * tensor's byte length; its first byteLength bytes are filled, the rest left as they were
+   * (Chromium 156 MLTensor::ReadTensorImpl; the 2026-06 draft asks an exact match).
+   * @throws (rejects) TypeError for a foreign/destroyed/unreadable tensor or outputData smaller
+   *   than the tensor
    * @returns {Promise<ArrayBuffer|undefined>} a new ArrayBuffer, or undefined after filling outputData
    */
   async readTensor(tensor, outputData) {
     const t = this._checkTensor(tensor, 'readTensor');
     if (!t.readable) throw typeError('readTensor', 'the tensor is not readable');
-    if (outputData !== undefined && !bufferMatches(outputData, t.desc)) {
-      throw typeError('readTensor', 'outputData does not match the tensor (byte length or view type)');
+    if (outputData !== undefined && sourceByteLength(outputData) < byteLength(t.desc)) {
+      throw typeError('readTensor', `outputData must be a buffer source of at least ${byteLength(t.desc)} bytes`);
     }
     const s = this._live();
     checkNotExported(t, 'readTensor');

@@ -81,6 +81,19 @@ export function bufferMatches(source, desc) {
   return length === byteLength(desc);
 }
 
+/**
+ * Byte length of an AllowSharedBufferSource (ArrayBuffer, SharedArrayBuffer or any
+ * ArrayBufferView, DataView included), or -1 for anything else. The tensor methods compare only
+ * this length, whatever the view's element type, as Chromium 156 does (README, decisions).
+ * @returns {number} bytes
+ */
+export function sourceByteLength(source) {
+  if (source instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && source instanceof SharedArrayBuffer)) {
+    return source.byteLength;
+  }
+  return ArrayBuffer.isView(source) ? source.byteLength : -1;
+}
+
 /** A Uint8Array over the bytes of an AllowSharedBufferSource (no copy). */
 export function bytesOf(source) {
   if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
