@@ -36,11 +36,14 @@ def _bump(encoded: dict, index: int, ulps: int) -> dict:
     return {**encoded, "bytes": base64.b64encode(bytes(raw)).decode("ascii")}
 
 
-def _float32_case(families):
+def _float32_case(families, exact: bool = False):
+    """The first float32 case with finite, non-empty expected outputs whose tolerance is 0
+    (``exact``) or not."""
     for family in families.values():
         for case in family["graph"]:
-            if case["dataType"] == "float32" and all(
-                    np.isfinite(np.frombuffer(base64.b64decode(e["bytes"]), "<f4")).all() and e["shape"]
+            if case["dataType"] == "float32" and (case["tolerance"]["value"] == 0) == exact and all(
+                    e["dataType"] == "float32" and e["shape"]
+                    and np.isfinite(np.frombuffer(base64.b64decode(e["bytes"]), "<f4")).all()
                     for e in case["expected"].values()):
                 return case
     raise AssertionError("no finite float32 case")
@@ -48,11 +51,17 @@ def _float32_case(families):
 
 def test_staleness_check_tolerates_one_ulp_and_catches_real_changes():
     """The check passes a one-ULP move of a float reference (what another CPU may give) and
-    NaN of either sign, but reports a two-ULP move, a changed input, an integer output, an option
-    and a removed case."""
+    NaN of either sign, but reports a two-ULP move, any move in a tolerance-0 case, a changed
+    input, an integer output, an option and a removed case."""
     families = json.loads(json.dumps(collect()))
     case = _float32_case(families)
     name, out = next(iter(case["expected"].items()))
+    exact_case = _float32_case(families, exact=True)
+    exact_name, exact_out = next(iter(exact_case["expected"].items()))
+    changed = copy.deepcopy(families)
+    next(c for f in changed.values() for c in f["graph"] if c["name"] == exact_case["name"])["expected"][exact_name] = \
+        _bump(exact_out, 0, 1)
+    assert differences(families, changed), "a 1-ULP move in a tolerance-0 case must count"
 
     def check(mutate):
         changed = copy.deepcopy(families)
@@ -82,7 +91,8 @@ def test_staleness_check_tolerates_one_ulp_and_catches_real_changes():
 
 def test_nan_of_either_sign_is_written_and_compared_as_one_nan():
     """NumPy gives log(-1) as -NaN on some CPUs and +NaN on others: both encode to the same
-    canonical bytes, and the comparison treats them as equal but never equal to a number."""
+    canonical bytes, and the comparison treats them as equal but never equal to a number; the
+    sign of a zero is compared exactly."""
     neg = {"dataType": "float32", "shape": [2], "bytes": base64.b64encode(
         np.array([0xFFC00000, 0x3F800000], "<u4").tobytes()).decode()}
     pos = {**neg, "bytes": base64.b64encode(np.array([0x7FC00000, 0x3F800000], "<u4").tobytes()).decode()}
@@ -90,6 +100,9 @@ def test_nan_of_either_sign_is_written_and_compared_as_one_nan():
     assert canonical_nans(neg) == canonical_nans(pos) == pos
     assert differences({"expected": {"y": neg}}, {"expected": {"y": pos}}) == []
     assert differences({"expected": {"y": neg}}, {"expected": {"y": one}})
+    zeros = [{**neg, "bytes": base64.b64encode(np.array([bits, 0x3F800000], "<u4").tobytes()).decode()}
+             for bits in (0x00000000, 0x80000000)]
+    assert differences({"expected": {"y": zeros[0]}}, {"expected": {"y": zeros[1]}}), "±0 must match exactly"
 
 
 def _open(page):

@@ -11,8 +11,9 @@ says nothing about the implementation.
 
 So :func:`differences` compares exactly everything that must be exact — case names, operators,
 graphs, options, tolerances, every input tensor, and integer and boolean expected outputs — and
-floating-point expected outputs within :data:`FLOAT_ULP` unit in the last place of their own type,
-with NaN only equal to NaN and ±Inf only equal to itself. A change to a generator, an input, an
+floating-point expected outputs within :data:`FLOAT_ULP` unit in the last place of their own type
+(exactly where the case's tolerance is 0), with NaN only equal to NaN and ±Inf and ±0 only equal
+to themselves. A change to a generator, an input, an
 option or a reference beyond that bound is still reported.
 """
 from __future__ import annotations
@@ -32,15 +33,15 @@ _ORDERED_INT = {"float32": np.int32, "float16": np.int16}
 
 
 def _ordered(values: np.ndarray, data_type: str) -> np.ndarray:
-    """Maps floats to integers whose difference counts representable values between them
-    (−0 and +0 one apart, so a sign change of zero counts as one ULP)."""
+    """Maps floats to integers whose difference counts representable values between them."""
     bits = values.view(_ORDERED_INT[data_type]).astype(np.int64)
     sign_mask = np.int64(np.iinfo(_ORDERED_INT[data_type]).max)
-    return np.where(bits < 0, -(bits & sign_mask) - 1, bits)
+    return np.where(bits < 0, -(bits & sign_mask), bits)
 
 
-def float_tensor_difference(committed: dict, fresh: dict) -> str | None:
-    """Why two encoded float32/float16 tensors differ by more than :data:`FLOAT_ULP`, or None."""
+def float_tensor_difference(committed: dict, fresh: dict, ulp: int = FLOAT_ULP) -> str | None:
+    """Why two encoded float32/float16 tensors differ by more than ``ulp`` units in the last
+    place, or None. NaN must meet NaN (any sign), ±Inf and ±0 must match exactly."""
     a, b = decode_tensor(committed).ravel(), decode_tensor(fresh).ravel()
     nan_a, nan_b = np.isnan(a), np.isnan(b)
     if (nan_a != nan_b).any():
@@ -48,10 +49,13 @@ def float_tensor_difference(committed: dict, fresh: dict) -> str | None:
     inf_a, inf_b = np.isinf(a), np.isinf(b)
     if (inf_a != inf_b).any() or (a[inf_a] != b[inf_a]).any():
         return f"±Inf at element {int(np.argmax((inf_a != inf_b) | (inf_a & (a != b))))}"
+    zero_a, zero_b = a == 0, b == 0
+    if (zero_a != zero_b).any() or (np.signbit(a[zero_a]) != np.signbit(b[zero_a])).any():
+        return f"±0 at element {int(np.argmax((zero_a != zero_b) | (zero_a & (np.signbit(a) != np.signbit(b)))))}"
     finite = ~nan_a & ~inf_a
     ulps = np.abs(_ordered(a, committed["dataType"]) - _ordered(b, committed["dataType"]))
     ulps[~finite] = 0
-    if ulps.size and ulps.max() > FLOAT_ULP:
+    if ulps.size and ulps.max() > ulp:
         i = int(np.argmax(ulps))
         return f"element {i}: {a[i]!r} vs {b[i]!r} ({int(ulps[i])} ULP apart)"
     return None
@@ -62,23 +66,27 @@ def _is_float_tensor(value: Any) -> bool:
             and value["dataType"] in _ORDERED_INT)
 
 
-def differences(committed: Any, fresh: Any, path: str = "", expected: bool = False) -> list[str]:
+def differences(committed: Any, fresh: Any, path: str = "", expected: int | None = None) -> list[str]:
     """Paths where ``committed`` (parsed JSON) and ``fresh`` (what the generators give) differ.
 
     Everything compares exactly, except encoded float32/float16 tensors under a case's
-    ``expected`` key, which compare within :data:`FLOAT_ULP` (same shape and type required).
+    ``expected`` key, which compare within :data:`FLOAT_ULP` (same shape and type required) —
+    or exactly (0 ULP) in a case whose tolerance is 0, where the browser asks for exact bits.
+    ``expected`` is the ULP bound in force below an ``expected`` key (None above one).
     """
     if isinstance(committed, dict) and isinstance(fresh, dict):
-        if expected and _is_float_tensor(committed) and _is_float_tensor(fresh):
+        if expected is not None and _is_float_tensor(committed) and _is_float_tensor(fresh):
             if committed["dataType"] != fresh["dataType"] or committed["shape"] != fresh["shape"]:
                 return [f"{path}: dataType/shape"]
-            why = float_tensor_difference(committed, fresh)
+            why = float_tensor_difference(committed, fresh, expected)
             return [f"{path}: {why}"] if why else []
         if committed.keys() != fresh.keys():
             return [f"{path}: keys {sorted(committed.keys() ^ fresh.keys())}"]
+        exact = committed.get("tolerance", {}).get("value") == 0 if isinstance(committed.get("tolerance"), dict) else False
         found = []
         for key in committed:
-            found += differences(committed[key], fresh[key], f"{path}.{key}", expected or key == "expected")
+            below = expected if key != "expected" else (0 if exact else FLOAT_ULP)
+            found += differences(committed[key], fresh[key], f"{path}.{key}", below)
         return found
     if isinstance(committed, list) and isinstance(fresh, list):
         if len(committed) != len(fresh):
