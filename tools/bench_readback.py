@@ -12,7 +12,7 @@ The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHR
 
 Usage::
 
-    python -m tools.bench_readback [--chains 1,25,100] [--reps N] [--force]
+    python -m tools.bench_readback [--chains 1,25,100] [--reps N] [--force] [--model]
                                    [--out bench-results/readback.json] [--timeout SECONDS]
 
 Exit status: 0 when every case ran, 2 when the page failed (no adapter, error, timeout).
@@ -62,8 +62,49 @@ _BENCH_BODY = """
     rows.push({n, times, nudges});
     graph.destroy(); xt.destroy(); yt.destroy();
   }
+  let model = null;
+  if (withModel) {
+    // EfficientNet-Lite0 from the generated manifest: the same modes, plus how long dispatch()
+    // itself takes on the CPU (encode + submit) and the GPU work per inference (reps dispatches,
+    // one read, divided by reps), so a latency gap can be told apart from CPU time.
+    const {addToBuilder} = await import('/harness/graph_json.js');
+    const manifest = await (await fetch('/models/efficientnet-lite0/manifest.json')).json();
+    const weights = new Uint8Array(await (await fetch('/models/efficientnet-lite0/' + manifest.weights)).arrayBuffer());
+    const b = new MLGraphBuilder(context);
+    const operands = addToBuilder(b, manifest, (name, spec) => weights.slice(spec.offset, spec.offset + spec.byteLength));
+    const graph = await b.build(Object.fromEntries(manifest.outputs.map((n) => [n, operands.get(n)])));
+    const [inName, inSpec] = Object.entries(manifest.inputs)[0];
+    const xt = await context.createTensor({dataType: inSpec.dataType, shape: inSpec.shape, writable: true});
+    context.writeTensor(xt, new Float32Array(inSpec.shape.reduce((a, v) => a * v, 1)).fill(0.5));
+    const outs = {};
+    for (const n of manifest.outputs) outs[n] = await context.createTensor({dataType: 'float32', shape: operands.get(n).shape, readable: true});
+    const out = outs[manifest.outputs[0]];
+    const times = {off: [], submit: [], write: []};
+    const cpu = {off: [], submit: [], write: []};
+    const nudges = {off: 0, submit: 0, write: 0};
+    for (let i = 0; i < 2; i++) for (const mode of modes) { setMode(mode); context.dispatch(graph, {[inName]: xt}, outs); await context.readTensor(out); }
+    for (let i = 0; i < reps; i++) {
+      for (const mode of modes) {
+        setMode(mode);
+        const before = c.nudges;
+        const t0 = performance.now();
+        context.dispatch(graph, {[inName]: xt}, outs);
+        cpu[mode].push(performance.now() - t0);
+        await context.readTensor(out);
+        times[mode].push(performance.now() - t0);
+        nudges[mode] += c.nudges - before;
+      }
+    }
+    setMode('submit');
+    const batch = reps;
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) context.dispatch(graph, {[inName]: xt}, outs);
+    await context.readTensor(out);
+    model = {times, cpu, nudges, gpuWorkMs: (performance.now() - t0) / batch};
+    graph.destroy();
+  }
   context.destroy();
-  return {adapter: adapterInfo, hardware, forced: force, rows};
+  return {adapter: adapterInfo, hardware, forced: force, rows, model};
 """
 
 
@@ -78,18 +119,26 @@ def format_table(result: dict[str, Any]) -> str:
         reps = len(r["times"]["off"])
         lines.append(f"| {r['n']} | " + " | ".join(cells)
                      + f" | {r['nudges']['submit'] / reps:.1f}, {r['nudges']['write'] / reps:.1f} |")
+    m = result.get("model")
+    if m:
+        lines.append("")
+        lines.append("EfficientNet-Lite0 (dispatch + readTensor) | " + " | ".join(
+            f"{mode}: {statistics.median(m['times'][mode]):.3f} ms (dispatch() {statistics.median(m['cpu'][mode]):.3f} ms CPU)"
+            for mode in MODES) + f" | GPU work {m['gpuWorkMs']:.3f} ms/inference")
     lines.append("")
     note = " (software adapter, loop forced on)" if result["forced"] and not result["hardware"] else ""
     lines.append("adapter: " + adapter_line(result["adapter"]) + note)
     return "\n".join(lines)
 
 
-def bench(chains: list[int], reps: int, force: bool, timeout_s: float, launches: int = 3) -> dict[str, Any]:
+def bench(chains: list[int], reps: int, force: bool, timeout_s: float, launches: int = 3,
+          model: bool = False) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
     from tools.bench_page import page_function, run_in_harness
 
     body = f"const modes = {MODES!r};" + _BENCH_BODY
-    return run_in_harness(page_function("[chains, reps, force]", body), [chains, reps, force], timeout_s, launches)
+    return run_in_harness(page_function("[chains, reps, force, withModel]", body), [chains, reps, force, model],
+                          timeout_s, launches)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,13 +147,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chains", default="1,25,100", help="dispatches per graph, comma-separated (default 1,25,100)")
     parser.add_argument("--reps", type=int, default=50, help="timed round trips per mode and chain (default 50)")
     parser.add_argument("--force", action="store_true", help="run the loop even on a software adapter")
+    parser.add_argument("--model", action="store_true",
+                        help="also time EfficientNet-Lite0 (make setup's generated manifest) in each mode")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole page run")
     args = parser.parse_args(argv)
     from tools.bench_page import report
 
     chains = [int(x) for x in args.chains.split(",")]
-    return report(lambda: bench(chains, args.reps, args.force, args.timeout), format_table, args.out)
+    return report(lambda: bench(chains, args.reps, args.force, args.timeout, model=args.model), format_table, args.out)
 
 
 if __name__ == "__main__":
