@@ -37,7 +37,8 @@ help:
 	@echo "make test    run the test suite in headless Chromium"
 	@echo "make clean   remove .venv, generated models and test results"
 	@echo "make bench-interop [BENCH_ARGS='--size large']  the WebNN/WebGPU buffer-sharing benchmark"
-	@echo "make bench-ort [BENCH_ARGS='--runs 50']  EfficientNet-Lite0: this polyfill vs ONNX Runtime Web"
+	@echo "make bench [BENCH_ARGS='--runs 50 --profile']  every model x runtime: our builder code, ORT-web WebNN EP on the polyfill, ORT-web JSEP and native WebGPU"
+	@echo "make bench-ort   the same as make bench (its former name)"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter)"
 
 setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP)
@@ -81,13 +82,12 @@ bench-interop: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_interop $(BENCH_ARGS)
 
-# make bench-ort [BENCH_ARGS='--runs 50']: EfficientNet-Lite0 through the WebNN polyfill and ONNX
-# Runtime Web's WebGPU EP in one headless page (static/demos/bench-ort/); installs the bench extra,
-# onnxruntime-web (npm, into the git-ignored vendor/) and model.onnx on first use; writes
-# bench-results/ort.json (tools/bench_ort.py --help for the options).
-.PHONY: bench-ort
-bench-ort: setup
-	$(PY) -c 'import onnx' 2>/dev/null || $(PY) -m pip install --quiet -e '.[test,bench]'
+# make bench [BENCH_ARGS='--runs 50 --batch 20 --profile']: EfficientNet-Lite0, MobileNetV2 and a
+# BERT-style encoder through our MLGraphBuilder code, ORT-web's WebNN EP on this polyfill, ORT-web's
+# JSEP WebGPU EP and its native WebGPU EP, in one headless page (static/demos/bench-ort/); prints a
+# table per model and writes bench-results/bench.json (tools/bench_ort.py --help for the options;
+# --readme regenerates the README's table from that JSON). bench-ort is its former name.
+.PHONY: bench bench-ort
+bench bench-ort: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
-	install=; [ -f static/demos/bench-ort/vendor/VERSION ] || install=--install; \
-	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_ort $$install $(BENCH_ARGS)
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_ort $(BENCH_ARGS)

@@ -1,33 +1,46 @@
-"""Benchmark EfficientNet-Lite0 through the WebNN polyfill and ONNX Runtime Web (WebGPU) headless.
+"""One benchmark of every model x runtime: our MLGraphBuilder code, ONNX Runtime Web's WebNN EP on
+this polyfill, ORT-web's JSEP WebGPU EP and its native WebGPU EP, headless, in one browser run.
 
-Serves the project (``create_app()`` on a free loopback port), opens
-``/demos/bench-ort/?ort=<build>&runs=N&warmup=N&webnn=polyfill`` in headless Chromium through
-Playwright once per ORT build, waits for the page's ``window.lastRun``, prints a table and writes
-all runs as JSON. Both runtimes run the same network on the same random input in the same page;
-one timed run is input upload + inference + output readback.
+Serves the project (``create_app()`` on a free loopback port), opens ``/demos/bench-ort/`` once
+(``?models=...&runtimes=...&runs=N&warmup=N&batch=N&profile=0|1&webnn=polyfill``), waits for the
+page's ``window.lastRun``, compares every runtime's output with onnxruntime's (this Python, CPU
+EP) on the same ``input.bin``, prints a table per model and writes all of it as JSON.
 
-Before the first run: ``--install`` fetches ``onnxruntime-web@ORT_VERSION`` with npm and copies
-the few files the page loads into ``static/demos/bench-ort/vendor/`` (git-ignored, never
-committed), and ``model.onnx`` is made next to the manifest (``tools/export_onnx.py``) when it is
-missing (needs the ``onnx`` package, the ``bench`` extra).
+Per model x runtime: latency (input upload + run + read back; median/min/max of ``--runs`` after
+``--warmup``, the runtimes alternating run by run), throughput (``--batch`` back-to-back runs, the
+output left on the device, then one read back: inferences/s and ms of GPU work per inference),
+build/session time, graphs built and dispatches per run (MLGraphBuilder.prototype.build and
+MLContext.prototype.dispatch are counted in the page), and the largest |output - onnxruntime CPU|.
+``--profile`` also prints the top 10 GPU steps of our builder path (``/polyfill/profiling.js``;
+skipped with a note when the polyfill has no such module).
+
+Models: ``efficientnet-lite0`` (``make setup``'s converted manifest), ``mobilenetv2`` and
+``bert-encoder`` (random weights, ``tools/bench_models.py``, regenerated here when missing: numpy +
+onnx suffice, no download). Each gets ``model.onnx`` (``tools/export_onnx.py``) and ``input.bin``.
+``--install`` (or ``--install-only``, what ``make setup`` runs) fetches onnxruntime-web with npm
+into ``static/demos/bench-ort/vendor/`` (git-ignored; only the files the page loads).
 
 The browser is configured like the test suite's (``tools.chromium.launch_options()``); on the GPU
-host ``. /root/gpu/env.sh`` sets it up (``shared/gpu-chrome/README.md``). A run that fails for
-want of a WebGPU adapter is retried in a new browser (``--launches``).
+host ``. /root/gpu/env.sh`` sets it up (``shared/gpu-chrome/README.md``). A run that finds no WebGPU
+adapter is retried in a new browser (``--launches``).
 
 Usage::
 
-    python -m tools.bench_ort [--install] [--ort jsep,webgpu] [--runs 20] [--warmup 5]
-                              [--out bench-results/ort.json] [--timeout SECONDS]
+    python -m tools.bench_ort [--models efficientnet-lite0,mobilenetv2,bert-encoder]
+        [--runtimes builder,webnn-ep,jsep,webgpu] [--runs 3] [--warmup 1] [--batch 4] [--profile]
+        [--out bench-results/bench.json] [--readme [JSON]] [--install] [--timeout SECONDS]
 
-Builds: ``jsep`` = ``ort.min.mjs`` (the JSEP WebGPU execution provider), ``webgpu`` =
-``ort.webgpu.min.mjs`` (the native WebGPU execution provider). Exit status: 0 when every run
-finished and the two outputs agree within 1e-3, 1 when they disagree, 2 when a run failed.
+``--readme`` rewrites the README's table (between ``<!-- bench-table:begin -->`` and
+``<!-- bench-table:end -->``) from the JSON (``--out``'s, or the file given) without running.
+Exit status: 0 when every runtime ran and agreed with onnxruntime within its model's tolerance,
+1 when one disagreed or failed, 2 when the run itself failed.
 """
+
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import shutil
 import subprocess
@@ -37,6 +50,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import numpy as np
+
 if __package__ in (None, ""):  # run as a file (python tools/...): the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -44,7 +59,6 @@ from tools.bench_page import adapter_line, run_page_retrying  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "static" / "demos" / "bench-ort" / "vendor"
-MANIFEST = ROOT / "server" / "models" / "generated" / "efficientnet-lite0" / "manifest.json"
 ORT_VERSION = "1.30.0"
 #: ORT build name -> the files of onnxruntime-web's dist/ that the page loads for it
 ORT_FILES = {
@@ -52,7 +66,7 @@ ORT_FILES = {
     "webgpu": ("ort.webgpu.min.mjs", "ort-wasm-simd-threaded.asyncify.mjs",
                "ort-wasm-simd-threaded.asyncify.wasm"),
 }
-DEFAULT_OUT = Path("bench-results/ort.json")
+DEFAULT_OUT = Path("bench-results/bench.json")
 
 
 def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR) -> None:
@@ -74,60 +88,158 @@ def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR) -> None:
         (vendor / "VERSION").write_text(f"onnxruntime-web {version}\n", encoding="utf-8")
 
 
-def ensure_model(manifest: Path = MANIFEST) -> Path:
-    """``model.onnx`` next to ``manifest``, exported first when it is missing or older."""
+
+MODELS = ("efficientnet-lite0", "mobilenetv2", "bert-encoder")
+RUNTIMES = ("builder", "webnn-ep", "jsep", "webgpu")
+RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "webnn-ep": "ORT-web WebNN EP on the polyfill",
+                  "jsep": "ORT-web WebGPU (JSEP)", "webgpu": "ORT-web native WebGPU EP"}
+#: largest |runtime - onnxruntime CPU| accepted per model (float32 on GPUs, different summation order)
+TOLERANCE = {"efficientnet-lite0": 1e-4, "mobilenetv2": 1e-3, "bert-encoder": 1e-3}
+README = ROOT / "README.md"
+MARKERS = ("<!-- bench-table:begin -->", "<!-- bench-table:end -->")
+
+
+def prepare_model(name: str) -> Path:
+    """The folder of model ``name`` with manifest.json, weights.bin, model.onnx and input.bin
+    (generated or exported when missing or stale)."""
+    from tools.bench_models import INPUT_FILE, MODELS as GENERATED_MODELS, bench_input, generate
+    from tools.export_onnx import export
+
+    if name in GENERATED_MODELS:
+        return generate(name).parent
+    manifest = ROOT / "server" / "models" / "generated" / name / "manifest.json"
+    if not manifest.is_file():
+        raise FileNotFoundError(f"{manifest} is missing: run make setup (or carry it to this host)")
     model = manifest.parent / "model.onnx"
     if not model.exists() or model.stat().st_mtime < manifest.stat().st_mtime:
-        from tools.export_onnx import export
-
         export(manifest, model)
-    return model
+    inp = manifest.parent / INPUT_FILE
+    if not inp.exists():
+        inp.write_bytes(bench_input(json.loads(manifest.read_text(encoding="utf-8"))).astype("<f4").tobytes())
+    return manifest.parent
 
 
-def page_url(base_url: str, build: str, runs: int, warmup: int) -> str:
-    """The benchmark page URL for one ORT build (the parameters the page reads)."""
-    query = urlencode({"ort": build, "runs": runs, "warmup": warmup, "webnn": "polyfill"})
+def reference_output(folder: Path) -> np.ndarray:
+    """onnxruntime (CPU EP) output of ``folder``'s model.onnx on its input.bin, flattened float32."""
+    import onnxruntime
+
+    from tools.bench_models import INPUT_FILE
+
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    (name, spec), = manifest["inputs"].items()
+    x = np.fromfile(folder / INPUT_FILE, "<f4").reshape(spec["shape"])
+    session = onnxruntime.InferenceSession(str(folder / "model.onnx"), providers=["CPUExecutionProvider"])
+    return session.run([manifest["outputs"][0]], {name: x})[0].ravel()
+
+
+def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int,
+             profile: bool) -> str:
+    """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads)."""
+    query = urlencode({"models": ",".join(models), "runtimes": ",".join(runtimes), "runs": runs, "warmup": warmup,
+                       "batch": batch, "profile": int(profile), "webnn": "polyfill"})
     return f"{base_url}/demos/bench-ort/?{query}"
 
 
-def format_table(runs: list[dict[str, Any]], browser: str = "") -> str:
-    """The runs as a Markdown table (one WebNN and one ORT row per ORT build), then the adapter."""
-    lines = ["| runtime | median ms | min ms | max ms | setup ms | max abs diff | top-1 |",
-             "|---|---:|---:|---:|---:|---:|---|"]
-    for run in runs:
-        label = {"jsep": "JSEP", "webgpu": "native WebGPU EP"}.get(run["ortBuild"], run["ortBuild"])
-        w, o = run["webnn"], run["ort"]
-        diff = f"{run['maxAbsDiff']:.2g}" + ("" if run["agree"] else " (DISAGREE)")
-        lines.append(f"| WebNN polyfill ({run['implementation']}) | {w['medianMs']:.2f} | {w['minMs']:.2f} "
-                     f"| {w['maxMs']:.2f} | build {w['buildMs']:.0f} | {diff} | {run['top1']['webnn']} |")
-        lines.append(f"| ORT-web {run['ortVersion']} webgpu ({label}) | {o['medianMs']:.2f} | {o['minMs']:.2f} "
-                     f"| {o['maxMs']:.2f} | session {o['sessionMs']:.0f} | | {run['top1']['ort']} |")
-    first = runs[0]
-    cfg = first["config"]
-    lines += ["", f"{cfg['model']} {'x'.join(map(str, cfg['inputShape']))} float32, random input (seed "
-              f"{cfg['seed']}); {cfg['runs']} timed runs (upload + run + readback, alternating) after "
-              f"{cfg['warmup']} warm-up; tolerance {first['tolerance']:g}",
-              f"adapter: {adapter_line(first.get('adapter') or {})}" + (f"; {browser}" if browser else "")]
+def add_differences(run: dict[str, Any], references: dict[str, np.ndarray]) -> bool:
+    """Replace each runtime's ``output`` (base64) by ``maxAbsDiff`` against ``references`` and set
+    ``agree``; returns True when every runtime ran and agreed."""
+    ok = True
+    for model in run["models"]:
+        ref = references[model["model"]]
+        model["tolerance"] = TOLERANCE.get(model["model"], 1e-3)
+        for result in model["runtimes"].values():
+            if "error" in result:
+                ok = False
+                continue
+            got = np.frombuffer(base64.b64decode(result.pop("output")), "<f4")
+            diff = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
+            result["maxAbsDiff"] = diff
+            result["agree"] = diff <= model["tolerance"]
+            ok = ok and result["agree"]
+    return ok
+
+
+def format_tables(run: dict[str, Any]) -> str:
+    """Markdown: one table per model (a row per runtime), then the configuration and adapter."""
+    cfg = run["config"]
+    lines = []
+    for model in run["models"]:
+        lines += ["", f"**{model['model']}** ({'x'.join(map(str, model['inputShape']))} float32, "
+                  f"{model['operators']} operators)", "",
+                  "| runtime | latency median (min–max) ms | back-to-back ms/inference | inferences/s "
+                  "| build/session ms | graphs built, dispatches/run | max abs diff vs onnxruntime CPU |",
+                  "|---|---:|---:|---:|---:|---|---:|"]
+        for name, r in model["runtimes"].items():
+            label = RUNTIME_LABELS.get(name, name)
+            if "error" in r:
+                lines.append(f"| {label} | failed: {r['error'][:120]} | | | | | |")
+                continue
+            lat, batch = r["latency"], r["batch"]
+            calls = (f"{r['calls']['builds']}, {r['calls']['dispatchesPerRun']}"
+                     if name in ("builder", "webnn-ep") else "—")
+            diff = f"{r['maxAbsDiff']:.2g}" + ("" if r["agree"] else " (over tolerance)")
+            lines.append(f"| {label} | {lat['medianMs']:.2f} ({lat['minMs']:.2f}–{lat['maxMs']:.2f}) "
+                         f"| {batch['perInferenceMs']:.2f} | {batch['inferencesPerS']:.1f} | {r['setupMs']:.0f} "
+                         f"| {calls} | {diff} |")
+    browser = run.get("browser", "")
+    lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
+              f"{cfg['batch']} runs then one read; ORT-web {run['ortVersion']}; adapter: "
+              f"{adapter_line(run.get('adapter') or {})}" + (f"; Chromium {browser}" if browser else "")]
+    return "\n".join(lines).lstrip("\n")
+
+
+def format_profiles(run: dict[str, Any]) -> str:
+    """The top GPU steps of our builder path per model (or why there are none)."""
+    lines = []
+    for model in run["models"]:
+        profile = model.get("profile")
+        if not profile:
+            continue
+        if "skipped" in profile:
+            lines.append(f"{model['model']}: profile skipped: {profile['skipped']}")
+            continue
+        lines.append(f"{model['model']}: top GPU steps of our builder path ({profile['runs']} runs, "
+                     f"{profile['totalMs']:.2f} ms in all)")
+        for step in profile["steps"]:
+            ops = ", ".join(o.get("label") or o.get("type", "?") for o in step.get("operators", []))
+            lines.append(f"  #{step['index']:<4} {step['ms']:8.3f} ms  {step['name']}  [{ops}]")
     return "\n".join(lines)
 
 
-def bench(builds: list[str], runs: int, warmup: int, timeout_s: float, launches: int = 3) -> list[dict[str, Any]]:
-    """Run the page once per ORT build, each in a fresh headless browser (retrying a missing adapter).
-
-    Returns:
-        The pages' ``window.lastRun`` objects plus ``browser`` (version) and ``wallSeconds``.
+def update_readme(run: dict[str, Any], readme: Path = README) -> None:
+    """Replace the text between MARKERS in ``readme`` by ``format_tables(run)``.
 
     Raises:
-        tools.bench_page.BenchError: every launch of some build failed; the last error is the message.
+        ValueError: the markers are missing.
     """
+    text = readme.read_text(encoding="utf-8")
+    begin, end = MARKERS
+    if begin not in text or end not in text:
+        raise ValueError(f"{readme} lacks the markers {begin} ... {end}")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{begin}\n{format_tables(run)}\n{end}{tail}", encoding="utf-8")
+
+
+def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int, profile: bool,
+          timeout_s: float, launches: int = 3) -> dict[str, Any]:
+    """Run the page once in a fresh headless browser (retrying a missing adapter); returns its
+    ``window.lastRun`` plus ``browser`` and ``wallSeconds``."""
     from playwright.sync_api import sync_playwright
 
     from server.app import create_app
     from tests.live_server import serve_in_thread
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        return [run_page_retrying(p, page_url(base_url, build, runs, warmup), timeout_s, launches, build)
-                for build in builds]
+        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile),
+                                 timeout_s, launches, "bench")
+
+
+def _names(parser, value: str, known: tuple[str, ...], option: str) -> list[str]:
+    names = [n for n in value.split(",") if n]
+    if not names or any(n not in known for n in names):
+        parser.error(f"{option} takes a comma list of {', '.join(known)}; got {value!r}")
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,39 +249,50 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"npm install onnxruntime-web@{ORT_VERSION} into {VENDOR.relative_to(ROOT)} first")
     parser.add_argument("--install-only", action="store_true",
                         help="only install onnxruntime-web (what make setup runs), then exit")
-    parser.add_argument("--ort", default="jsep,webgpu", help="comma-separated ORT builds: jsep, webgpu")
-    parser.add_argument("--runs", type=int, default=20, help="timed runs per runtime (default 20)")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed runs per runtime first (default 5)")
+    parser.add_argument("--models", default=",".join(MODELS), help=f"comma list (default: all): {', '.join(MODELS)}")
+    parser.add_argument("--runtimes", default=",".join(RUNTIMES), help=f"comma list (default: all): {', '.join(RUNTIMES)}")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per runtime (default 3; SwiftShader-sized)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs per runtime first (default 1)")
+    parser.add_argument("--batch", type=int, default=4, help="back-to-back runs for the throughput (default 4)")
+    parser.add_argument("--profile", action="store_true", help="top 10 GPU steps of our builder path")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
-    parser.add_argument("--timeout", type=float, default=540.0, help="seconds to wait for each page run")
+    parser.add_argument("--readme", nargs="?", const="", metavar="JSON",
+                        help="only rewrite the README's table from JSON (default: --out's file)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
     args = parser.parse_args(argv)
-    builds = [b for b in args.ort.split(",") if b]
-    unknown = [b for b in builds if b not in ORT_FILES]
-    if unknown or not builds:
-        parser.error(f"--ort takes {', '.join(ORT_FILES)}; got {args.ort!r}")
+    if args.readme is not None:
+        source = Path(args.readme) if args.readme else args.out
+        update_readme(json.loads(source.read_text(encoding="utf-8")))
+        print(f"updated {README.name} from {source}")
+        return 0
+    models = _names(parser, args.models, MODELS, "--models")
+    runtimes = _names(parser, args.runtimes, RUNTIMES, "--runtimes")
     try:
         if args.install or args.install_only:
             install_ort()
             if args.install_only:
                 print(f"installed onnxruntime-web {ORT_VERSION} into {VENDOR}")
                 return 0
-        missing = [f for b in builds for f in ORT_FILES[b] if not (VENDOR / f).exists()]
-        if missing:
+        missing = [f for files in ORT_FILES.values() for f in files if not (VENDOR / f).exists()]
+        if missing and set(runtimes) - {"builder"}:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")
-        ensure_model()
-        runs = bench(builds, args.runs, args.warmup, args.timeout, args.launches)
+        references = {name: reference_output(prepare_model(name)) for name in models}
+        run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches)
     except Exception as exc:  # noqa: BLE001 - report any failure as exit status 2
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
-    print(format_table(runs, runs[0].get("browser", "")))
-    for run in runs:
-        for line in run.get("consoleErrors") or []:
-            print(f"warning: browser console error ({run['ortBuild']}): {line}", file=sys.stderr)
+    ok = add_differences(run, references)
+    print(format_tables(run))
+    if args.profile:
+        print()
+        print(format_profiles(run))
+    for line in run.get("consoleErrors") or []:
+        print(f"warning: browser console error: {line}", file=sys.stderr)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"runs": runs}, indent=2) + "\n", encoding="utf-8")
+    args.out.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
-    return 0 if all(r["agree"] for r in runs) else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

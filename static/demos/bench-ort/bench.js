@@ -1,162 +1,143 @@
 /**
- * EfficientNet-Lite0 through the WebNN polyfill and through ONNX Runtime Web (WebGPU EP), timed
- * alike on one random input. Sets `window.lastRun` = {webnn: {medianMs, minMs, maxMs, timesMs,
- * buildMs}, ort: {...same, sessionMs}, maxAbsDiff, tolerance, agree, adapter, config, implementation,
- * ortVersion}, or `window.lastError` = {name, message}.
- *
- * One timed run = write the 1x3x224x224 float32 input + run + read the 1x1000 output back:
- * WebNN: writeTensor + dispatch + readTensor; ORT: session.run() with a CPU input tensor and a
- * CPU output (ORT uploads and downloads itself). The two runtimes alternate run by run after
- * `warmup` untimed runs of each. Parameters: ?runs=20&warmup=5&ort=jsep|webgpu&seed=1.
+ * One benchmark for every model x runtime, in one page, the runtimes alternating run by run.
+ * URL parameters: models (comma list, default efficientnet-lite0,mobilenetv2,bert-encoder),
+ * runtimes (default builder,webnn-ep,jsep,webgpu; see runtimes.js), runs (timed runs, 3),
+ * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: top GPU steps
+ * of our builder path through /polyfill/profiling.js when that module exists).
+ * Each model folder /models/<name>/ holds manifest.json, weights.bin, model.onnx and input.bin
+ * (tools/bench_models.py, tools/bench_ort.py). Sets `window.lastRun` = {adapter, implementation,
+ * ortVersion, config, models: [{model, inputShape, outputShape, runtimes: {<runtime>: {setupMs,
+ * latency: {medianMs, minMs, maxMs, timesMs}, batch: {n, totalMs, perInferenceMs, inferencesPerS},
+ * calls: {builds, dispatchesPerRun}, output: base64 float32} | {error}}, profile}]},
+ * or `window.lastError` = {name, message}.
  */
 import {ready} from '/polyfill/webnn.js';
-import {addToBuilder} from '/harness/graph_json.js';
-import {constantView, median} from '/demos/image-classification/model.js';
+import {toBase64} from '/harness/graph_json.js';
+import {median} from '/demos/image-classification/model.js';
+import {RUNTIMES, countWebNNCalls, ortVersion, setUp, setUpBuilder} from './runtimes.js';
 
-const MODEL = '/models/efficientnet-lite0/';
-/** ORT build per `ort` parameter: the module in vendor/ (see tools/bench_ort.py --install). */
-const ORT_BUILDS = {jsep: './vendor/ort.min.mjs', webgpu: './vendor/ort.webgpu.min.mjs'};
-const TOLERANCE = 1e-3;
-
-/** Uniform [-1, 1) float32 values from a 32-bit LCG (deterministic per seed). */
-function randomInput(count, seed) {
-  const data = new Float32Array(count);
-  let s = seed >>> 0;
-  for (let i = 0; i < count; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    data[i] = s / 2 ** 31 - 1;
-  }
-  return data;
-}
+const MODELS = ['efficientnet-lite0', 'mobilenetv2', 'bert-encoder'];
+const PROFILE_RUNS = 3;
+const TOP_STEPS = 10;
 
 /** {medianMs, minMs, maxMs, timesMs} of a list of milliseconds. */
 function stats(timesMs) {
   return {medianMs: median(timesMs), minMs: Math.min(...timesMs), maxMs: Math.max(...timesMs), timesMs};
 }
 
-/** The high-performance WebGPU adapter, asking up to 3 times (null happens on some hosts). */
-async function highPerformanceAdapter() {
+/** The high-performance WebGPU adapter's info, asking up to 3 times (null happens on some hosts). */
+async function adapterInfo() {
   for (let attempt = 0; attempt < 3; attempt++) {
     const adapter = await navigator.gpu?.requestAdapter({powerPreference: 'high-performance'});
-    if (adapter) return adapter;
+    if (adapter) {
+      const info = {};
+      for (const k of ['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']) {
+        if (adapter.info?.[k] !== undefined) info[k] = adapter.info[k];
+      }
+      return info;
+    }
     await new Promise((r) => setTimeout(r, 500));
   }
   throw new Error('no WebGPU adapter');
 }
 
-/** Builds the manifest's graph; returns {buildMs, run(input) -> Promise<Float32Array>}. */
-async function setUpWebNN(manifest, weights) {
-  const context = await navigator.ml.createContext({powerPreference: 'high-performance'});
-  const t0 = performance.now();
-  const builder = new MLGraphBuilder(context);
-  const operands = addToBuilder(builder, manifest, (name, spec) => constantView(weights, spec));
-  const [inputName] = Object.keys(manifest.inputs);
-  const outputName = manifest.outputs[0];
-  const output = operands.get(outputName);
-  const graph = await builder.build({[outputName]: output});
-  const buildMs = performance.now() - t0;
-  const inputSpec = manifest.inputs[inputName];
-  const inputTensor = await context.createTensor({dataType: 'float32', shape: inputSpec.shape, writable: true});
-  const outputTensor = await context.createTensor({dataType: 'float32', shape: output.shape, readable: true});
-  return {
-    context,
-    buildMs,
-    async run(input) {
-      context.writeTensor(inputTensor, input);
-      context.dispatch(graph, {[inputName]: inputTensor}, {[outputName]: outputTensor});
-      return new Float32Array(await context.readTensor(outputTensor));
-    },
-  };
+/** The top GPU steps of our builder path (readProfile of /polyfill/profiling.js), or {skipped}. */
+async function profileBuilder(manifest, weights, input) {
+  let readProfile;
+  try {
+    ({readProfile} = await import('/polyfill/profiling.js'));
+  } catch (error) {
+    return {skipped: `no /polyfill/profiling.js (${error?.message ?? error})`};
+  }
+  const runtime = await setUpBuilder(manifest, weights, {polyfill: {profiling: true}});
+  try {
+    for (let i = 0; i < PROFILE_RUNS; i++) await runtime.run(input);
+    const profile = await readProfile(runtime.graph);
+    const steps = [...profile.steps].sort((a, b) => b.ms - a.ms).slice(0, TOP_STEPS);
+    return {runs: profile.runs, totalMs: profile.totalMs, steps};
+  } finally {
+    runtime.release();
+  }
 }
 
-/** Creates the ORT session (webgpu EP, weights.bin as external data); returns {sessionMs, run, version}. */
-async function setUpOrt(build, manifest, weights, adapter) {
-  const ort = await import(ORT_BUILDS[build]);
-  ort.env.wasm.numThreads = 1;  // no cross-origin isolation here, so no SharedArrayBuffer threads
-  ort.env.webgpu.powerPreference = 'high-performance';
-  try { ort.env.webgpu.adapter = adapter; } catch { /* read-only in some builds */ }
-  const modelBytes = new Uint8Array(await (await fetch(MODEL + 'model.onnx')).arrayBuffer());
-  const t0 = performance.now();
-  const session = await ort.InferenceSession.create(modelBytes, {
-    executionProviders: ['webgpu'],
-    externalData: [{path: manifest.weights, data: new Uint8Array(weights)}],
+async function benchModel(name, runtimes, config, counts) {
+  const base = `/models/${name}/`;
+  const get = (file) => fetch(base + file).then((r) => {
+    if (!r.ok) throw new Error(`${base}${file}: HTTP ${r.status}`);
+    return file.endsWith('.json') ? r.json() : r.arrayBuffer();
   });
-  const sessionMs = performance.now() - t0;
-  const [inputName] = Object.keys(manifest.inputs);
-  const shape = manifest.inputs[inputName].shape;
-  const outputName = manifest.outputs[0];
-  return {
-    version: ort.env.versions?.web ?? ort.env.versions?.common ?? 'unknown',
-    sessionMs,
-    async run(input) {
-      const feeds = {[inputName]: new ort.Tensor('float32', input, shape)};
-      const results = await session.run(feeds);
-      return await results[outputName].getData(true);
-    },
-  };
+  const [manifest, weights, model, inputBytes] = await Promise.all(
+    ['manifest.json', 'weights.bin', 'model.onnx', 'input.bin'].map(get));
+  const input = new Float32Array(inputBytes);
+  const results = {};
+  const live = [];
+  for (const runtime of runtimes) {
+    const builds = counts.builds;
+    try {
+      const r = await setUp(runtime, manifest, weights, new Uint8Array(model));
+      live.push(r);
+      results[runtime] = {setupMs: r.setupMs, calls: {builds: counts.builds - builds}};
+    } catch (error) {
+      results[runtime] = {error: `${error?.name ?? 'Error'}: ${error?.message ?? error}`};
+    }
+  }
+  const outputs = new Map();
+  const times = new Map(live.map((r) => [r, []]));
+  const dispatches = new Map(live.map((r) => [r, []]));
+  for (let i = 0; i < config.warmup + config.runs; i++) {
+    for (const r of live) {
+      const before = counts.dispatches;
+      const t0 = performance.now();
+      outputs.set(r, await r.run(input));
+      const ms = performance.now() - t0;
+      if (i >= config.warmup) {
+        times.get(r).push(ms);
+        dispatches.get(r).push(counts.dispatches - before);
+      }
+    }
+  }
+  for (const r of live) {
+    const totalMs = await r.runBatch(input, config.batch);
+    const res = results[r.name];
+    res.latency = stats(times.get(r));
+    res.batch = {n: config.batch, totalMs, perInferenceMs: totalMs / config.batch,
+      inferencesPerS: 1000 * config.batch / totalMs};
+    res.calls.dispatchesPerRun = Math.max(...dispatches.get(r));
+    const out = outputs.get(r);
+    res.output = toBase64(new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
+  }
+  for (const r of live) await r.release();
+  const profile = config.profile && runtimes.includes('builder') ? await profileBuilder(manifest, weights, input) : null;
+  return {model: name, inputShape: Object.values(manifest.inputs)[0].shape, outputShape: manifest.output?.shape,
+    operators: manifest.operators.length, runtimes: results, profile};
 }
 
 async function main() {
   const params = new URLSearchParams(location.search);
-  const runs = Math.max(1, Number(params.get('runs') ?? 20));
-  const warmup = Math.max(0, Number(params.get('warmup') ?? 5));
-  const build = params.get('ort') ?? 'jsep';
-  const seed = Number(params.get('seed') ?? 1);
-  if (!ORT_BUILDS[build]) throw new TypeError(`ort must be one of ${Object.keys(ORT_BUILDS).join(', ')}`);
-  const {implementation} = await ready;
-  const adapter = await highPerformanceAdapter();
-  const info = adapter.info ?? {};
-  const adapterInfo = {};
-  for (const k of ['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']) {
-    if (info[k] !== undefined) adapterInfo[k] = info[k];
-  }
-
-  const [manifest, weights] = await Promise.all([
-    fetch(MODEL + 'manifest.json').then((r) => r.json()),
-    fetch(MODEL + 'weights.bin').then((r) => r.arrayBuffer()),
-  ]);
-  const input = randomInput(manifest.inputs[Object.keys(manifest.inputs)[0]].shape.reduce((a, b) => a * b, 1), seed);
-  const webnn = await setUpWebNN(manifest, weights);
-  const ort = await setUpOrt(build, manifest, weights, adapter);
-
-  let webnnOut;
-  let ortOut;
-  for (let i = 0; i < warmup; i++) {
-    webnnOut = await webnn.run(input);
-    ortOut = await ort.run(input);
-  }
-  const webnnTimes = [];
-  const ortTimes = [];
-  for (let i = 0; i < runs; i++) {
-    let t0 = performance.now();
-    webnnOut = await webnn.run(input);
-    webnnTimes.push(performance.now() - t0);
-    t0 = performance.now();
-    ortOut = await ort.run(input);
-    ortTimes.push(performance.now() - t0);
-  }
-  let maxAbsDiff = 0;
-  for (let i = 0; i < webnnOut.length; i++) maxAbsDiff = Math.max(maxAbsDiff, Math.abs(webnnOut[i] - ortOut[i]));
-  if (webnnOut.length !== ortOut.length) maxAbsDiff = Infinity;
-  const argmax = (a) => a.reduce((best, v, i) => (v > a[best] ? i : best), 0);
-  return {
-    webnn: {...stats(webnnTimes), buildMs: webnn.buildMs},
-    ort: {...stats(ortTimes), sessionMs: ort.sessionMs},
-    maxAbsDiff,
-    tolerance: TOLERANCE,
-    agree: maxAbsDiff <= TOLERANCE,
-    top1: {webnn: argmax(webnnOut), ort: argmax(ortOut)},
-    adapter: adapterInfo,
-    implementation,
-    ortBuild: build,
-    ortVersion: ort.version,
-    config: {runs, warmup, seed, model: manifest.name, inputShape: manifest.inputs[Object.keys(manifest.inputs)[0]].shape},
+  const list = (key, all) => {
+    const value = (params.get(key) ?? all.join(',')).split(',').filter(Boolean);
+    const unknown = value.filter((v) => !all.includes(v));
+    if (unknown.length) throw new TypeError(`${key}: unknown ${unknown.join(', ')}; known: ${all.join(', ')}`);
+    return value;
   };
+  const count = (key, fallback, min) => {
+    const v = Number(params.get(key) ?? fallback);
+    if (!Number.isInteger(v) || v < min) throw new TypeError(`${key} must be an integer >= ${min}`);
+    return v;
+  };
+  const config = {models: list('models', MODELS), runtimes: list('runtimes', RUNTIMES), runs: count('runs', 3, 1),
+    warmup: count('warmup', 1, 0), batch: count('batch', 4, 1), profile: params.get('profile') === '1'};
+  const {implementation} = await ready;
+  const adapter = await adapterInfo();
+  const counts = countWebNNCalls();  // before ORT loads: its WebNN EP calls the wrapped methods
+  const models = [];
+  for (const name of config.models) models.push(await benchModel(name, config.runtimes, config, counts));
+  return {adapter, implementation, ortVersion: await ortVersion(), config, models};
 }
 
 const out = document.getElementById('out');
 main().then((run) => {
-  out.textContent = JSON.stringify({...run, webnn: {...run.webnn, timesMs: undefined}, ort: {...run.ort, timesMs: undefined}}, null, 2);
+  out.textContent = JSON.stringify(run, (k, v) => (k === 'output' || k === 'timesMs' ? undefined : v), 2);
   window.lastRun = run;
 }, (error) => {
   out.textContent = `error: ${error?.name}: ${error?.message}`;
