@@ -193,3 +193,28 @@ def test_configure_context_turns_it_off(webnn_page, server_url):
     """)
     assert r["settings"] == {"fastReadback": False, "profiling": False}
     assert r["nudges"] == 0 and r["enabled"] is False
+
+
+def test_plan_split_into_several_submits_computes_the_same(webnn_page, server_url):
+    """The context slot ``submitSteps`` (compile/plan.js) splits a dispatch into one command
+    buffer per n steps, so the GPU can start before the whole plan is recorded: one non-empty
+    submit by default, one per step with n = 1, and the same numbers either way."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext();
+      const s = contextSlots(context);
+      const go = await makeGraph(context);
+      const submit = GPUQueue.prototype.submit;
+      let counted = 0;
+      GPUQueue.prototype.submit = function (buffers) { if (buffers.length) counted++; return submit.apply(this, arguments); };
+      const measure = async (n) => { s.submitSteps = n; counted = 0; const out = await go(); return {out, submits: counted}; };
+      const whole = await measure(undefined), one = await measure(1), two = await measure(2);
+      GPUQueue.prototype.submit = submit;
+      return {whole, one, two};
+    """)
+    x, w = inputs()
+    want = conv_relu_reference(x, w)
+    # readTensor's copy is one more submit each time.
+    assert r["whole"]["submits"] == 2, r
+    assert r["one"]["submits"] > r["two"]["submits"] >= 2 and r["one"]["submits"] >= 3, r
+    for k in ("whole", "one", "two"):
+        np.testing.assert_allclose(np.array(r[k]["out"]).reshape(1, 5, 9, 7), want, rtol=1e-5, atol=1e-5)

@@ -95,12 +95,26 @@ _BENCH_BODY = """
         nudges[mode] += c.nudges - before;
       }
     }
+    // The same with the plan split into command buffers of n steps (context slot submitSteps).
     setMode('submit');
+    const chunked = {};
+    for (const n of submitSteps) {
+      slots.submitSteps = n;
+      for (let i = 0; i < 2; i++) { context.dispatch(graph, {[inName]: xt}, outs); await context.readTensor(out); }
+      chunked[n] = [];
+      for (let i = 0; i < reps; i++) {
+        const t0 = performance.now();
+        context.dispatch(graph, {[inName]: xt}, outs);
+        await context.readTensor(out);
+        chunked[n].push(performance.now() - t0);
+      }
+    }
+    slots.submitSteps = undefined;
     const batch = reps;
     const t0 = performance.now();
     for (let i = 0; i < batch; i++) context.dispatch(graph, {[inName]: xt}, outs);
     await context.readTensor(out);
-    model = {times, cpu, nudges, gpuWorkMs: (performance.now() - t0) / batch};
+    model = {times, cpu, nudges, chunked, gpuWorkMs: (performance.now() - t0) / batch};
     graph.destroy();
   }
   context.destroy();
@@ -125,6 +139,9 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append("EfficientNet-Lite0 (dispatch + readTensor) | " + " | ".join(
             f"{mode}: {statistics.median(m['times'][mode]):.3f} ms (dispatch() {statistics.median(m['cpu'][mode]):.3f} ms CPU)"
             for mode in MODES) + f" | GPU work {m['gpuWorkMs']:.3f} ms/inference")
+        for n, times in m.get("chunked", {}).items():
+            lines.append(f"EfficientNet-Lite0, submit nudge, one command buffer per {n} steps: "
+                         f"{statistics.median(times):.3f} ms ({min(times):.3f}–{max(times):.3f})")
     lines.append("")
     note = " (software adapter, loop forced on)" if result["forced"] and not result["hardware"] else ""
     lines.append("adapter: " + adapter_line(result["adapter"]) + note)
@@ -132,11 +149,11 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def bench(chains: list[int], reps: int, force: bool, timeout_s: float, launches: int = 3,
-          model: bool = False) -> dict[str, Any]:
+          model: bool = False, submit_steps: tuple[int, ...] = ()) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
     from tools.bench_page import page_function, run_in_harness
 
-    body = f"const modes = {MODES!r};" + _BENCH_BODY
+    body = f"const modes = {MODES!r}; const submitSteps = {list(submit_steps)!r};" + _BENCH_BODY
     return run_in_harness(page_function("[chains, reps, force, withModel]", body), [chains, reps, force, model],
                           timeout_s, launches)
 
@@ -149,13 +166,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="run the loop even on a software adapter")
     parser.add_argument("--model", action="store_true",
                         help="also time EfficientNet-Lite0 (make setup's generated manifest) in each mode")
+    parser.add_argument("--submit-steps", default="",
+                        help="with --model: also time command buffers of these many steps each, comma-separated")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole page run")
     args = parser.parse_args(argv)
     from tools.bench_page import report
 
     chains = [int(x) for x in args.chains.split(",")]
-    return report(lambda: bench(chains, args.reps, args.force, args.timeout, model=args.model), format_table, args.out)
+    return report(lambda: bench(chains, args.reps, args.force, args.timeout, model=args.model,
+                                 submit_steps=tuple(int(x) for x in args.submit_steps.split(",") if x)), format_table, args.out)
 
 
 if __name__ == "__main__":

@@ -218,7 +218,11 @@ export class Plan {
   }
 
   /**
-   * Encodes every step into one compute pass and submits it.
+   * Encodes the steps into compute passes and submits them: one command buffer, or, when the
+   * context slot `submitSteps` is a number n, one command buffer (and queue.submit) per n steps.
+   * Chromium's GPU process records a command buffer into the driver's only when it is submitted,
+   * so several submits let the GPU start on the first steps while the rest are still recorded
+   * (tools/bench_readback.py --model --submit-steps measures the choice).
    * @param {object} ctx context slots
    * @param {Record<string, object>} inputs name -> tensor slots
    * @param {Record<string, object>} outputs name -> tensor slots
@@ -239,14 +243,21 @@ export class Plan {
       this.timer.collect(staging);
       return;
     }
-    const pass = encoder.beginComputePass({label: 'webnn:dispatch'});
-    this.steps.forEach((st, i) => {
-      pass.setPipeline(st.pipeline);
-      pass.setBindGroup(0, groups[i]);
-      pass.dispatchWorkgroups(...st.workgroups);
-    });
-    pass.end();
-    ctx.device.queue.submit([encoder.finish()]);
+    const chunk = Math.max(1, ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length);
+    let current = encoder;
+    for (let start = 0; start < this.steps.length || start === 0; start += chunk) {
+      if (!current) current = ctx.device.createCommandEncoder({label: 'webnn:dispatch'});
+      const pass = current.beginComputePass({label: 'webnn:dispatch'});
+      for (let i = start; i < Math.min(start + chunk, this.steps.length); i++) {
+        const st = this.steps[i];
+        pass.setPipeline(st.pipeline);
+        pass.setBindGroup(0, groups[i]);
+        pass.dispatchWorkgroups(...st.workgroups);
+      }
+      pass.end();
+      ctx.device.queue.submit([current.finish()]);
+      current = null;
+    }
   }
 
   /** Gives temporaries back to the pool and destroys constants once queued work is done. */
