@@ -9,8 +9,12 @@ import pytest
 
 from tests.graph_runner import open_harness, run_js
 
-#: Chromium 156's method lists (a copy of shared/reference/chromium-156-idl.json).
-IDL = json.loads((Path(__file__).parent / "data" / "chromium-156-idl.json").read_text())
+#: Chromium 156's method lists: shared/reference/ lies beside the repository (here and in CI).
+IDL = json.loads((Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+                  / "chromium-156-idl.json").read_text())
+
+#: Members the spec defines that Chromium 156 lacks: the only names our prototypes add.
+SPEC_ONLY = {"MLContext": ["accelerated"]}
 
 SETUP = """
 const ctx = await navigator.ml.createContext();
@@ -30,13 +34,32 @@ def error_of(page, server_url, body):
 
 
 def test_surface_matches_chromium_156(webnn_page, server_url):
-    """Every method and attribute Chromium 156 exposes exists on our prototypes."""
+    """Each interface's prototype has exactly Chromium 156's own property names (plus SPEC_ONLY):
+    no internals (helpers, slots) beside the methods and attributes."""
     open_harness(webnn_page, server_url)
     names = webnn_page.evaluate("""(idl) => Object.fromEntries(Object.keys(idl).map(
         (k) => [k, Object.getOwnPropertyNames(globalThis[k].prototype)]))""", IDL["interfaces"])
+    assert set(names) == {"ML", "MLContext", "MLGraphBuilder", "MLGraph", "MLOperand", "MLTensor"}
     for interface, members in IDL["interfaces"].items():
-        missing = sorted(set(members) - set(names[interface]))
-        assert not missing, f"{interface} lacks {missing}"
+        expected = sorted(members + SPEC_ONLY.get(interface, []))
+        assert sorted(names[interface]) == expected, (
+            f"{interface}: extra {sorted(set(names[interface]) - set(expected))}, "
+            f"missing {sorted(set(expected) - set(names[interface]))}")
+
+
+def test_instances_have_no_own_properties(webnn_page, server_url):
+    """navigator.ml, a context, builder, operand, graph and tensor carry no own properties (string
+    or symbol keys): their state lives off the object, as in a native implementation."""
+    r = run(webnn_page, server_url, """
+      const b = new MLGraphBuilder(ctx);
+      const x = b.input('x', f32);
+      const constant = b.constant(f32, new Float32Array(6));
+      const graph = await b.build({y: b.add(x, constant)});
+      const tensor = await ctx.createTensor(f32);
+      const objects = {ml: navigator.ml, ctx, b, x, constant, graph, tensor};
+      return Object.fromEntries(Object.entries(objects).map(([k, o]) => [k, Reflect.ownKeys(o).map(String)]));
+    """)["ok"]
+    assert r == {k: [] for k in ("ml", "ctx", "b", "x", "graph", "tensor", "constant")}
 
 
 def test_tensor_roundtrip_and_attributes(webnn_page, server_url):

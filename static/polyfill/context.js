@@ -9,10 +9,10 @@ import {BufferPool} from './gpu/buffer_pool.js';
 import {Completion} from './gpu/completion.js';
 import {PipelineCache} from './gpu/pipeline_cache.js';
 import {captureErrors} from './gpu/error_scope.js';
-import {MLTensor, createTensorObject, isTensor, tensorSlots} from './tensor.js';
+import {MLTensor, createTensorObject, destroyTensor, isTensor, tensorSlots} from './tensor.js';
 import {maxTensorByteLength, opSupportLimits} from './ops/limits.js';
-import {graphSlots, isGraph} from './graph.js';
-import {checkExportDevice, checkNotExported, exportTensor, releaseTensorMemory} from './interop.js';
+import {destroyGraph, graphSlots, isGraph} from './graph.js';
+import {checkExportDevice, checkNotExported, exportTensor} from './interop.js';
 
 const TENSOR_USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -48,9 +48,9 @@ export class MLContext {
    *   cannot allocate it
    */
   async createTensor(descriptor) {
-    const s = this._live();
+    const s = liveSlots(this);
     const desc = checkTensorSize(checkDescriptor(descriptor, 'createTensor'), maxTensorByteLength(s.device), 'createTensor');
-    return this._newTensor(s, desc, {
+    return newTensor(this, s, desc, {
       readable: Boolean(descriptor.readable),
       writable: Boolean(descriptor.writable),
       constant: false,
@@ -66,13 +66,13 @@ export class MLContext {
    *   of another byte length
    */
   async createConstantTensor(descriptor, inputData) {
-    const s = this._live();
+    const s = liveSlots(this);
     const desc = checkTensorSize(checkDescriptor(descriptor, 'createConstantTensor'), maxTensorByteLength(s.device), 'createConstantTensor');
     if (sourceByteLength(inputData) !== byteLength(desc)) {
       throw typeError('createConstantTensor', `inputData must be a buffer source of ${byteLength(desc)} bytes`);
     }
-    const tensor = await this._newTensor(s, desc, {readable: false, writable: false, constant: true});
-    this._upload(tensorSlots(tensor).buffer, bytesOf(inputData));
+    const tensor = await newTensor(this, s, desc, {readable: false, writable: false, constant: true});
+    upload(s, tensorSlots(tensor).buffer, bytesOf(inputData));
     tensorSlots(tensor).bytes = bytesOf(inputData).slice();
     return tensor;
   }
@@ -90,10 +90,10 @@ export class MLContext {
    *   allocate it
    */
   async createExportableTensor(descriptor, gpuDevice) {
-    const s = this._live();
+    const s = liveSlots(this);
     const desc = checkTensorSize(checkDescriptor(descriptor, 'createExportableTensor'), maxTensorByteLength(s.device), 'createExportableTensor');
     checkExportDevice(s, gpuDevice);
-    return this._newTensor(s, desc, {
+    return newTensor(this, s, desc, {
       readable: Boolean(descriptor.readable),
       writable: Boolean(descriptor.writable),
       constant: false,
@@ -115,8 +115,8 @@ export class MLContext {
    *   tensor of another context, a destroyed tensor, or one not created by createExportableTensor()
    */
   async exportToGPU(tensor) {
-    this._live();
-    const t = this._checkTensor(tensor, 'exportToGPU');
+    liveSlots(this);
+    const t = checkTensor(this, tensor, 'exportToGPU');
     return exportTensor(t);
   }
 
@@ -128,15 +128,14 @@ export class MLContext {
    * @throws {DOMException} InvalidStateError when the context is lost
    */
   writeTensor(tensor, inputData) {
-    const t = this._checkTensor(tensor, 'writeTensor');
+    const t = checkTensor(this, tensor, 'writeTensor');
     if (!t.writable) throw typeError('writeTensor', 'the tensor is not writable');
     if (sourceByteLength(inputData) !== byteLength(t.desc)) {
       throw typeError('writeTensor', `inputData must be a buffer source of ${byteLength(t.desc)} bytes`);
     }
-    const s = this._live();
+    const s = liveSlots(this);
     checkNotExported(t, 'writeTensor');
-    this._upload(t.buffer, bytesOf(inputData));
-    void s;
+    upload(s, t.buffer, bytesOf(inputData));
   }
 
   /**
@@ -149,12 +148,12 @@ export class MLContext {
    * @returns {Promise<ArrayBuffer|undefined>} a new ArrayBuffer, or undefined after filling outputData
    */
   async readTensor(tensor, outputData) {
-    const t = this._checkTensor(tensor, 'readTensor');
+    const t = checkTensor(this, tensor, 'readTensor');
     if (!t.readable) throw typeError('readTensor', 'the tensor is not readable');
     if (outputData !== undefined && sourceByteLength(outputData) < byteLength(t.desc)) {
       throw typeError('readTensor', `outputData must be a buffer source of at least ${byteLength(t.desc)} bytes`);
     }
-    const s = this._live();
+    const s = liveSlots(this);
     checkNotExported(t, 'readTensor');
     const size = byteLength(t.desc);
     const padded = paddedLength(size);
@@ -182,7 +181,7 @@ export class MLContext {
       // The staging buffer is ours and stays alive until the map settles, so an AbortError means
       // the device destroyed it. Otherwise give the device's `lost` promise, which settles in a
       // later task (later still on a loaded machine), up to a second before calling it unknown.
-      const lost = this._lostNow() || e.name === 'AbortError' || await Promise.race([
+      const lost = Boolean(s.lostInfo) || e.name === 'AbortError' || await Promise.race([
         s.device.lost.then(() => true), new Promise((r) => setTimeout(() => r(false), 1000))]);
       settle.reject(lost ? domError('InvalidStateError', 'the context is lost', 'readTensor')
         : domError('UnknownError', `reading the tensor failed: ${e.message}`, 'readTensor'));
@@ -204,7 +203,7 @@ export class MLContext {
     if (!isGraph(graph) || graphSlots(graph).context !== this) throw typeError('dispatch', 'the graph does not belong to this context');
     const g = graphSlots(graph);
     if (g.destroyed) throw domError('InvalidStateError', 'the graph is destroyed', 'dispatch');
-    const s = this._live();
+    const s = liveSlots(this);
     const inputEntries = Object.entries(inputs ?? {});
     const outputEntries = Object.entries(outputs ?? {});
     const all = [...inputEntries, ...outputEntries].map(([, t]) => t);
@@ -229,91 +228,83 @@ export class MLContext {
   destroy() {
     const s = CONTEXT_SLOTS.get(this);
     if (s.lostInfo) return;
-    this._lose('MLContext.destroy() was called');
+    loseContext(this, 'MLContext.destroy() was called');
   }
 
   get [Symbol.toStringTag]() { return 'MLContext'; }
+}
 
-  // ---- internals -------------------------------------------------------------------------
+/**
+ * @returns {object} the context's slots, after checking it is not lost
+ * @throws {DOMException} InvalidStateError when the context is lost
+ */
+function liveSlots(context) {
+  const s = CONTEXT_SLOTS.get(context);
+  if (s.lostInfo) throw domError('InvalidStateError', `the context is lost: ${s.lostInfo.message}`);
+  return s;
+}
 
-  _lostNow() {
-    return Boolean(CONTEXT_SLOTS.get(this).lostInfo);
+/**
+ * @returns {object} the slots of `tensor`, a live MLTensor of `context`
+ * @throws {TypeError} not an MLTensor, another context's tensor, a destroyed tensor
+ */
+function checkTensor(context, tensor, what) {
+  if (!isTensor(tensor)) throw typeError(what, 'argument is not an MLTensor');
+  const t = tensorSlots(tensor);
+  if (t.context !== context) throw typeError(what, 'the tensor belongs to another MLContext');
+  if (t.destroyed) throw typeError(what, 'the tensor is destroyed');
+  return t;
+}
+
+/**
+ * Allocates a tensor's buffer (zero-filled by WebGPU, as the spec requires).
+ * @param {object} s the context's slots
+ * @returns {Promise<MLTensor>}
+ * @throws (rejects) UnknownError when the size exceeds maxBufferSize or the GPU cannot allocate it
+ */
+async function newTensor(context, s, desc, init) {
+  const size = paddedLength(byteLength(desc));
+  if (size > s.device.limits.maxBufferSize) {
+    throw domError('UnknownError', `a tensor of ${size} bytes exceeds the device's maxBufferSize (${s.device.limits.maxBufferSize})`, 'createTensor');
   }
-
-  /** @returns {object} slots, after checking the context is not lost (InvalidStateError) */
-  _live() {
-    const s = CONTEXT_SLOTS.get(this);
-    if (s.lostInfo) throw domError('InvalidStateError', `the context is lost: ${s.lostInfo.message}`);
-    return s;
+  const {result: buffer, error} = captureErrors(s.device, () => s.device.createBuffer({
+    size, usage: TENSOR_USAGE, label: `webnn:tensor[${desc.dataType} ${desc.shape}]`}));
+  const failure = await error;
+  if (failure || s.lostInfo) {
+    buffer.destroy();
+    if (s.lostInfo) throw domError('InvalidStateError', 'the context was lost while the tensor was created', 'createTensor');
+    throw domError('UnknownError', `the GPU could not allocate ${size} bytes for the tensor: ${failure.message}`, 'createTensor');
   }
+  return createTensorObject(context, s.tensors, desc, {buffer, ...init});
+}
 
-  _checkTensor(tensor, what) {
-    if (!isTensor(tensor)) throw typeError(what, 'argument is not an MLTensor');
-    const t = tensorSlots(tensor);
-    if (t.context !== this) throw typeError(what, 'the tensor belongs to another MLContext');
-    if (t.destroyed) throw typeError(what, 'the tensor is destroyed');
-    return t;
+/** Queues a write of `bytes` to the start of `buffer` (padded to a multiple of 4 bytes). */
+function upload(s, buffer, bytes) {
+  if (bytes.byteLength % 4 === 0) {
+    s.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  } else {
+    const padded = new Uint8Array(paddedLength(bytes.byteLength));
+    padded.set(bytes);
+    s.device.queue.writeBuffer(buffer, 0, padded);
   }
+}
 
-  /**
-   * Allocates a tensor's buffer (zero-filled by WebGPU, as the spec requires).
-   * @returns {Promise<MLTensor>}
-   * @throws (rejects) UnknownError when the size exceeds maxBufferSize or the GPU cannot allocate it
-   */
-  async _newTensor(s, desc, init) {
-    const size = paddedLength(byteLength(desc));
-    if (size > s.device.limits.maxBufferSize) {
-      throw domError('UnknownError', `a tensor of ${size} bytes exceeds the device's maxBufferSize (${s.device.limits.maxBufferSize})`, 'createTensor');
-    }
-    const {result: buffer, error} = captureErrors(s.device, () => s.device.createBuffer({
-      size, usage: TENSOR_USAGE, label: `webnn:tensor[${desc.dataType} ${desc.shape}]`}));
-    const failure = await error;
-    if (failure || s.lostInfo) {
-      buffer.destroy();
-      if (s.lostInfo) throw domError('InvalidStateError', 'the context was lost while the tensor was created', 'createTensor');
-      throw domError('UnknownError', `the GPU could not allocate ${size} bytes for the tensor: ${failure.message}`, 'createTensor');
-    }
-    const tensor = createTensorObject(this, desc, {buffer, ...init});
-    s.tensors.add(tensor);
-    return tensor;
-  }
-
-  _upload(buffer, bytes) {
-    const s = CONTEXT_SLOTS.get(this);
-    if (bytes.byteLength % 4 === 0) {
-      s.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    } else {
-      const padded = new Uint8Array(paddedLength(bytes.byteLength));
-      padded.set(bytes);
-      s.device.queue.writeBuffer(buffer, 0, padded);
-    }
-  }
-
-  /**
-   * Called by MLTensor.destroy(): rejects pending reads and frees the memory (WebGPU keeps it for
-   * command buffers already submitted); an exported tensor's memory is freed only when the
-   * application destroys the GPUBuffer it holds (interop.js).
-   */
-  _releaseTensor(tensor) {
-    const s = CONTEXT_SLOTS.get(this);
-    const t = tensorSlots(tensor);
-    for (const p of t.pending) p.reject(domError('InvalidStateError', 'the tensor was destroyed', 'readTensor'));
-    t.pending.clear();
-    s.tensors.delete(tensor);
-    releaseTensorMemory(t);
-  }
-
-  _lose(message) {
-    const s = CONTEXT_SLOTS.get(this);
-    if (s.lostInfo) return;
-    s.lostInfo = {message};
-    for (const graph of [...s.graphs]) graph.destroy();
-    for (const tensor of [...s.tensors]) tensor.destroy();
-    s.pool.destroy();
-    s.completion.destroy();
-    if (s.ownsDevice) s.device.destroy();
-    s.resolveLost(s.lostInfo);
-  }
+/**
+ * Loses the context (spec "lose the context"): destroys its graphs and tensors, frees its pools,
+ * destroys a device of its own, and resolves `lost` with {message}. Idempotent.
+ * @param {MLContext} context
+ * @param {string} message the MLContextLostInfo message
+ */
+export function loseContext(context, message) {
+  const s = CONTEXT_SLOTS.get(context);
+  if (s.lostInfo) return;
+  s.lostInfo = {message};
+  for (const graph of [...s.graphs]) destroyGraph(graph);
+  for (const tensor of [...s.tensors]) destroyTensor(tensor);
+  s.pool.destroy();
+  s.completion.destroy();
+  if (s.ownsDevice) s.device.destroy();
+  s.resolveLost(s.lostInfo);
 }
 
 /** Whether an AllowSharedBufferSource's memory was detached (transferred) meanwhile. */
@@ -368,10 +359,10 @@ export function createContextObject(device, {ownsDevice, adapterInfo, powerPrefe
     resolveLost,
     nextTensorId: 1,
   });
-  // A device of our own is destroyed only by _lose() itself; the application's device (createContext(gpuDevice))
+  // A device of our own is destroyed only by loseContext() itself; the application's device (createContext(gpuDevice))
   // may be destroyed by the application, which loses the context.
   device.lost.then((info) => {
-    if (info.reason !== 'destroyed' || !ownsDevice) context._lose(`the GPUDevice was ${info.reason === 'destroyed' ? 'destroyed' : 'lost'}: ${info.message}`);
+    if (info.reason !== 'destroyed' || !ownsDevice) loseContext(context, `the GPUDevice was ${info.reason === 'destroyed' ? 'destroyed' : 'lost'}: ${info.message}`);
   });
   return context;
 }

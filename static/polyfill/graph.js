@@ -30,14 +30,23 @@ export class MLGraph {
 
   /** Spec MLGraph.destroy(): frees the graph's buffers once queued work is done. Idempotent. */
   destroy() {
-    const s = SLOTS.get(this);
-    if (s.destroyed) return;
-    s.destroyed = true;
-    s.ctx.graphs.delete(this);
-    s.plan.release(s.ctx);
+    destroyGraph(this);
   }
 
   get [Symbol.toStringTag]() { return 'MLGraph'; }
+}
+
+/**
+ * MLGraph.destroy() (also used by context.js when the context is lost, so that a page replacing
+ * MLGraph.prototype.destroy changes nothing). Idempotent.
+ * @param {MLGraph} graph
+ */
+export function destroyGraph(graph) {
+  const s = SLOTS.get(graph);
+  if (s.destroyed) return;
+  s.destroyed = true;
+  s.ctx.graphs.delete(graph);
+  s.plan.release(s.ctx);
 }
 
 /**

@@ -3,7 +3,8 @@
  * inference happen in each method (ops/*.js), build() hands the reachable nodes to the compiler.
  *
  * Operator methods are installed on the prototype from the OPERATORS table (ops/index.js); each
- * entry's `method(builder, ...args)` validates, infers and calls builder._node().
+ * entry's `method(builder, ...args)` validates, infers and calls addNode() (builder_state.js).
+ * The builder's state lives in builder_state.js, off the public object.
  */
 import {domError, typeError} from './errors.js';
 import {bufferMatches, bytesOf} from './dtypes.js';
@@ -14,19 +15,9 @@ import {isTensor, tensorSlots} from './tensor.js';
 import {contextSlots, MLContext} from './context.js';
 import {OPERATORS} from './ops/index.js';
 import {compileGraph} from './compile/plan.js';
-import {maxTensorByteLength} from './ops/limits.js';
-
-/** @type {(builder: MLGraphBuilder, origin: {type: string, label: string}, fn: () => *) => *} */
-let withOrigin;
+import {builderState, checkCanBuild, checkSupported, initBuilderState, withOrigin} from './builder_state.js';
 
 export class MLGraphBuilder {
-  // Internal state is private: a page cannot un-build a builder or rename its inputs.
-  #context;
-  #built = false;
-  #inputNames = new Set();
-  #nodes = [];
-  /** {type, label} of the builder method running now (outermost call), recorded on its nodes */
-  #origin = null;
 
   /**
    * @param {MLContext} context
@@ -36,7 +27,7 @@ export class MLGraphBuilder {
   constructor(context) {
     if (!(context instanceof MLContext) || !contextSlots(context)) throw new TypeError('MLGraphBuilder: argument is not an MLContext');
     if (contextSlots(context).lostInfo) throw domError('InvalidStateError', 'the context is lost', 'MLGraphBuilder');
-    this.#context = context;
+    initBuilderState(this, context, contextSlots(context));
   }
 
   /**
@@ -45,12 +36,12 @@ export class MLGraphBuilder {
    * @throws {TypeError} empty or duplicate name, invalid descriptor
    */
   input(name, descriptor) {
-    this._checkCanBuild('input');
+    checkCanBuild(this, 'input');
     name = toUSVString(name, 'input', 'name');
     if (name === '') throw typeError('input', 'name must not be empty');
-    if (this.#inputNames.has(name)) throw typeError('input', `an input named "${name}" already exists`);
-    const desc = this._checkSupported(checkDescriptor(descriptor, `input ${name}`), `input ${name}`);
-    this.#inputNames.add(name);
+    if (builderState(this).inputNames.has(name)) throw typeError('input', `an input named "${name}" already exists`);
+    const desc = checkSupported(this, checkDescriptor(descriptor, `input ${name}`), `input ${name}`);
+    builderState(this).inputNames.add(name);
     return createOperand(this, desc, {kind: 'input', name});
   }
 
@@ -62,13 +53,13 @@ export class MLGraphBuilder {
   constant(a, b) {
     if (isTensor(a)) {
       const t = tensorSlots(a);
-      if (t.context !== this.#context) throw typeError('constant', 'the tensor belongs to another MLContext');
+      if (t.context !== builderState(this).context) throw typeError('constant', 'the tensor belongs to another MLContext');
       if (t.destroyed) throw typeError('constant', 'the tensor is destroyed');
       if (!t.constant) throw typeError('constant', 'the tensor was not created by createConstantTensor');
-      this._checkCanBuild('constant');
-      return createOperand(this, this._checkSupported(t.desc, 'constant'), {kind: 'constant', tensor: a});
+      checkCanBuild(this, 'constant');
+      return createOperand(this, checkSupported(this, t.desc, 'constant'), {kind: 'constant', tensor: a});
     }
-    this._checkCanBuild('constant');
+    checkCanBuild(this, 'constant');
     if (typeof a === 'string') {
       const desc = checkDescriptor({dataType: a, shape: []}, 'constant');
       // MLNumber is (bigint or unrestricted double): anything but a bigint converts with ToNumber.
@@ -76,7 +67,7 @@ export class MLGraphBuilder {
       const value = typeof b === 'bigint' ? b : Number(b);
       return createOperand(this, desc, {kind: 'constant', bytes: scalarBytes(value, a).slice()});
     }
-    const desc = this._checkSupported(checkDescriptor(a, 'constant'), 'constant');
+    const desc = checkSupported(this, checkDescriptor(a, 'constant'), 'constant');
     if (!bufferMatches(b, desc)) throw typeError('constant', 'buffer does not match the descriptor (byte length or view type)');
     return createOperand(this, desc, {kind: 'constant', bytes: bytesOf(b).slice()});
   }
@@ -91,7 +82,7 @@ export class MLGraphBuilder {
    *   compilation fails
    */
   async build(outputs) {
-    this._checkCanBuild('build');
+    checkCanBuild(this, 'build');
     const entries = Object.entries(outputs ?? {});
     if (entries.length === 0) throw typeError('build', 'outputs must not be empty');
     for (const [name, operand] of entries) {
@@ -100,74 +91,9 @@ export class MLGraphBuilder {
       const s = slots(operand);
       if (s.kind === 'input' || s.kind === 'constant') throw typeError('build', `output "${name}" is an input or constant; use identity()`);
     }
-    this.#built = true;
-    return compileGraph(this.#context, entries);
-  }
-
-  // ---- internals used by ops/*.js ---------------------------------------------------------
-
-  /**
-   * Spec "check dimensions" for every operand this builder makes: valid dimensions and element
-   * count, and a byte length within opSupportLimits().maxTensorByteLength (ops/limits.js: the
-   * largest tensor whose compute layout fits one storage binding for every data type).
-   * @returns {{dataType: string, shape: number[]}} desc
-   * @throws {TypeError}
-   */
-  _checkSupported(desc, label) {
-    return checkTensorSize(desc, maxTensorByteLength(contextSlots(this.#context).device), label);
-  }
-
-  _checkCanBuild(label) {
-    if (this.#built) throw domError('InvalidStateError', 'the builder has already built a graph', label);
-    if (contextSlots(this.#context).lostInfo) throw domError('InvalidStateError', 'the context is lost', label);
-  }
-
-  /**
-   * Checks that `value` is an MLOperand of this builder.
-   * @returns {object} the operand's slots
-   * @throws {TypeError}
-   */
-  _operand(value, label, what = 'input') {
-    if (!isOperand(value)) throw typeError(label, `${what} is not an MLOperand`);
-    const s = slots(value);
-    if (s.builder !== this) throw typeError(label, `${what} belongs to another MLGraphBuilder`);
-    if (s.kind === 'constant' && s.tensor && tensorSlots(s.tensor).destroyed) throw typeError(label, `${what} is a destroyed constant tensor`);
-    return s;
-  }
-
-  static {
-    // Module-private (not on the prototype): runs `fn` with `origin` recorded on the nodes it
-    // makes, unless an outer builder method's origin is already set.
-    withOrigin = (builder, origin, fn) => {
-      if (builder.#origin) return fn();
-      builder.#origin = origin;
-      try {
-        return fn();
-      } finally {
-        builder.#origin = null;
-      }
-    };
-  }
-
-  /**
-   * Records an operator node and returns its output operands.
-   * @param {string} op spec operator name
-   * @param {MLOperand[]} inputs operand inputs (positional and from options), already checked
-   * @param {object} attrs everything the kernel needs beyond the inputs
-   * @param {{dataType: string, shape: number[]}[]} outDescs
-   * @param {string} label
-   * @returns {MLOperand[]}
-   */
-  _node(op, inputs, attrs, outDescs, label) {
-    // origin: the builder operator the node came from (type = method name, label = the user's
-    // label option or ''), for the profile of compiled steps (profiling.js)
-    const origin = this.#origin ?? {type: op, label: ''};
-    // Every operator's outputs pass the one descriptor check (TypeError before anything is recorded).
-    for (const desc of outDescs) this._checkSupported(desc, label);
-    const node = {id: this.#nodes.length, op, inputs, attrs, label, origin, outputs: []};
-    node.outputs = outDescs.map((desc, index) => createOperand(this, desc, {kind: 'op', node, index}));
-    this.#nodes.push(node);
-    return node.outputs;
+    const state = builderState(this);
+    state.built = true;
+    return compileGraph(state.context, entries);
   }
 }
 
@@ -189,7 +115,7 @@ for (const [name, def] of Object.entries(OPERATORS)) {
       }
       const given = options.label === undefined ? '' : toUSVString(options.label, name, 'label');
       const label = given || name;
-      this._checkCanBuild(label);
+      checkCanBuild(this, label);
       return withOrigin(this, {type: name, label: given}, () => def.method(this, label, ...args));
     }}[name],
   });

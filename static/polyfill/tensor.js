@@ -2,6 +2,8 @@
  * MLTensor (spec §MLTensor): a GPUBuffer owned by an MLContext holding the tensor's elements packed
  * row-major (the bytes of the matching ArrayBufferView; see dtypes.js).
  */
+import {domError} from './errors.js';
+import {releaseTensorMemory} from './interop.js';
 
 const SLOTS = new WeakMap();
 
@@ -44,28 +46,46 @@ export class MLTensor {
    * Idempotent.
    */
   destroy() {
-    const s = SLOTS.get(this);
-    if (s.destroyed) return;
-    s.destroyed = true;
-    s.context._releaseTensor(this);
+    destroyTensor(this);
   }
 
   get [Symbol.toStringTag]() { return 'MLTensor'; }
 }
 
 /**
+ * MLTensor.destroy() (also used by context.js when the context is lost, so that a page replacing
+ * MLTensor.prototype.destroy changes nothing): rejects pending reads with InvalidStateError,
+ * removes the tensor from its context's live set and frees the memory (WebGPU keeps it for
+ * command buffers already submitted); an exported tensor's memory is freed only when the
+ * application destroys the GPUBuffer it holds (interop.js). Idempotent.
+ * @param {MLTensor} tensor
+ */
+export function destroyTensor(tensor) {
+  const s = SLOTS.get(tensor);
+  if (s.destroyed) return;
+  s.destroyed = true;
+  for (const p of s.pending) p.reject(domError('InvalidStateError', 'the tensor was destroyed', 'readTensor'));
+  s.pending.clear();
+  s.liveTensors.delete(tensor);
+  releaseTensorMemory(s);
+}
+
+/**
  * Creates an MLTensor.
  * @param {object} context the owning MLContext
+ * @param {Set<MLTensor>} liveTensors the context's set of live tensors: the tensor is added, and
+ *   removed again by destroyTensor()
  * @param {{dataType: string, shape: number[]}} desc
  * @param {{buffer: GPUBuffer, readable: boolean, writable: boolean, constant: boolean, exportDevice?: GPUDevice}} init
  *   exportDevice: set for createExportableTensor() tensors (interop.js adds `exported` and
  *   `destroyIntercepted` while they are exported)
  * @returns {MLTensor}
  */
-export function createTensorObject(context, desc, init) {
+export function createTensorObject(context, liveTensors, desc, init) {
   const tensor = Object.create(MLTensor.prototype);
   SLOTS.set(tensor, {
     context,
+    liveTensors,
     desc: {dataType: desc.dataType, shape: desc.shape.slice()},
     frozenShape: Object.freeze(desc.shape.slice()),
     destroyed: false,
@@ -73,5 +93,6 @@ export function createTensorObject(context, desc, init) {
     pending: new Set(),
     ...init,
   });
+  liveTensors.add(tensor);
   return tensor;
 }

@@ -14,6 +14,7 @@ import {broadcastShapes, checkDataType} from '../shape/common.js';
 import {castNumber} from '../shape/cast.js';
 import {emitElementwise, kindOf} from './elementwise_kernel.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 const F = ['float32', 'float16'];
 const SIGNED = ['float32', 'float16', 'int64', 'int32', 'int8'];
@@ -69,7 +70,7 @@ function clampAttrs(options, dataType, label) {
 
 function activationMethod(name, def) {
   return function method(builder, label, input, options) {
-    const s = builder._operand(input, label);
+    const s = operandOf(builder, input, label);
     checkDataType(s, def.types, label);
     options = options ?? {};
     if (typeof options !== 'object' && typeof options !== 'function') throw typeError(label, 'options must be a dictionary');
@@ -78,7 +79,7 @@ function activationMethod(name, def) {
     for (const [key, fallback] of Object.entries(def.options ?? {})) {
       attrs[key] = castNumber(toDouble(options[key] ?? fallback, label, key), s.dataType);
     }
-    return builder._node(name, [input], attrs, [{dataType: s.dataType, shape: s.shape.slice()}], label)[0];
+    return addNode(builder, name, [input], attrs, [{dataType: s.dataType, shape: s.shape.slice()}], label)[0];
   };
 }
 
@@ -91,12 +92,12 @@ function lowerActivation(node, L) {
 }
 
 function preluMethod(builder, label, input, slope) {
-  const si = builder._operand(input, label, 'input');
-  const ss = builder._operand(slope, label, 'slope');
+  const si = operandOf(builder, input, label, 'input');
+  const ss = operandOf(builder, slope, label, 'slope');
   checkDataType(si, PRELU.types, label, 'input');
   if (ss.dataType !== si.dataType) throw typeError(label, `slope (${ss.dataType}) must have the input's data type (${si.dataType})`);
   const shape = broadcastShapes(ss.shape, si.shape, label);
-  return builder._node('prelu', [input, slope], {}, [{dataType: si.dataType, shape}], label)[0];
+  return addNode(builder, 'prelu', [input, slope], {}, [{dataType: si.dataType, shape}], label)[0];
 }
 
 /** Operator table entries (see ops/index.js). */

@@ -11,6 +11,7 @@ import {checkAxis, optionsDict, reductionShape} from '../shape/reduce.js';
 import {FLOAT_HELPERS, addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {arith, int64Helpers, kindOf} from './reduce.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /** Input types (spec: any). */
 const INPUT_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8'];
@@ -25,14 +26,14 @@ function argMethod(name) {
    */
   return function method(builder, label, input, axis, options) {
     const opts = optionsDict(options, label);
-    const s = builder._operand(input, label);
+    const s = operandOf(builder, input, label);
     if (!INPUT_TYPES.includes(s.dataType)) throw typeError(label, `input data type ${s.dataType} is not one of ${INPUT_TYPES.join(', ')}`);
     const a = checkAxis(axis, s.shape.length, label);
     const outputDataType = opts.outputDataType ?? 'int32';
     if (!OUTPUT_TYPES.includes(outputDataType)) throw typeError(label, `outputDataType ${String(outputDataType)} is not one of ${OUTPUT_TYPES.join(', ')}`);
     if (s.shape[a] > MAX_INDEX[outputDataType]) throw typeError(label, `dimension ${s.shape[a]} does not fit ${outputDataType}`);
     const {shape} = reductionShape(s.shape, [a], Boolean(opts.keepDimensions), label);
-    return builder._node(name, [input], {axis: a}, [{dataType: outputDataType, shape}], label)[0];
+    return addNode(builder, name, [input], {axis: a}, [{dataType: outputDataType, shape}], label)[0];
   };
 }
 

@@ -14,6 +14,7 @@ import {typeError} from '../errors.js';
 import {ALL_TYPES, isDataType} from '../dtypes.js';
 import {emitElementwise, kindOf} from './elementwise_kernel.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /** WGSL expression converting `x` (compute type of kind `from`) to the compute type of `to`. */
 const FROM_FLOAT = {
@@ -41,9 +42,9 @@ export const CAST = {f: FROM_FLOAT, i: FROM_I32, u: FROM_U32, i64: from64('i64_t
 
 /** Spec cast() steps: any input type, any target type; the output copies the input's shape. */
 function castMethod(builder, label, input, dataType) {
-  const s = builder._operand(input, label);
+  const s = operandOf(builder, input, label);
   if (!isDataType(dataType)) throw typeError(label, `dataType ${JSON.stringify(dataType)} is not an MLOperandDataType`);
-  return builder._node('cast', [input], {dataType}, [{dataType, shape: s.shape.slice()}], label)[0];
+  return addNode(builder, 'cast', [input], {dataType}, [{dataType, shape: s.shape.slice()}], label)[0];
 }
 
 function lowerCast(node, L) {

@@ -14,6 +14,7 @@ import {optionsDict} from '../shape/reduce.js';
 import {declareRowIndexers, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {ARITH, arith, int64Helpers, kindOf} from './reduce.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 const TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64'];
 const CHUNKS = 64;
@@ -34,12 +35,12 @@ function toUnsignedLong(value, label) {
  */
 function cumulativeSum(builder, label, input, axis, options) {
   const opts = optionsDict(options, label);
-  const s = builder._operand(input, label);
+  const s = operandOf(builder, input, label);
   if (!TYPES.includes(s.dataType)) throw typeError(label, `input data type ${s.dataType} is not one of ${TYPES.join(', ')}`);
   const a = toUnsignedLong(axis, label);
   if (a >= s.shape.length) throw typeError(label, `axis ${a} is out of range for rank ${s.shape.length}`);
   const attrs = {axis: a, exclusive: Boolean(opts.exclusive), reversed: Boolean(opts.reversed)};
-  return builder._node('cumulativeSum', [input], attrs, [{dataType: s.dataType, shape: s.shape}], label)[0];
+  return addNode(builder, 'cumulativeSum', [input], attrs, [{dataType: s.dataType, shape: s.shape}], label)[0];
 }
 
 function lowerCumulativeSum(node, L) {

@@ -14,6 +14,7 @@ import {ALL_TYPES} from '../dtypes.js';
 import {broadcastShapes, checkDataType} from '../shape/common.js';
 import {emitElementwise, kindOf} from './elementwise_kernel.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 const F = ['float32', 'float16'];
 const SIGNED = ['float32', 'float16', 'int64', 'int32', 'int8'];
@@ -82,20 +83,20 @@ export function exprFor(def, dataType) {
 
 function binaryMethod(name, def, outType) {
   return function method(builder, label, a, b) {
-    const sa = builder._operand(a, label, 'a');
-    const sb = builder._operand(b, label, 'b');
+    const sa = operandOf(builder, a, label, 'a');
+    const sb = operandOf(builder, b, label, 'b');
     checkDataType(sa, def.types, label, 'a');
     if (sa.dataType !== sb.dataType) throw typeError(label, `a (${sa.dataType}) and b (${sb.dataType}) must have the same data type`);
     const shape = broadcastShapes(sa.shape, sb.shape, label);
-    return builder._node(name, [a, b], {}, [{dataType: outType ?? sa.dataType, shape}], label)[0];
+    return addNode(builder, name, [a, b], {}, [{dataType: outType ?? sa.dataType, shape}], label)[0];
   };
 }
 
 function unaryMethod(name, def, outType) {
   return function method(builder, label, input) {
-    const s = builder._operand(input, label, def.unary ? 'a' : 'input');
+    const s = operandOf(builder, input, label, def.unary ? 'a' : 'input');
     checkDataType(s, def.types, label, def.unary ? 'a' : 'input');
-    return builder._node(name, [input], {}, [{dataType: outType ?? s.dataType, shape: s.shape.slice()}], label)[0];
+    return addNode(builder, name, [input], {}, [{dataType: outType ?? s.dataType, shape: s.shape.slice()}], label)[0];
   };
 }
 

@@ -17,6 +17,7 @@ import {
 } from '../shape/gather.js';
 import {dictionary, wordType} from './movement.js';
 import {tensorLimits, rankRange} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /**
  * WGSL `fn index_at(i: u32, n: u32) -> u32`: element i of the indices binding `I`, clamped and
@@ -132,23 +133,23 @@ function lowerScatterND(node, L) {
 
 function gatherMethod(op, params) {
   return function method(builder, label, input, indices, options) {
-    const si = builder._operand(input, label, 'input');
-    const sx = builder._operand(indices, label, 'indices');
+    const si = operandOf(builder, input, label, 'input');
+    const sx = operandOf(builder, indices, label, 'indices');
     const axis = checkUnsigned(dictionary(options, label).axis ?? 0, label, 'axis');
     const p = params(si, sx, axis, label);
     const attrs = {...p, axis, count: elementCount(sx.shape)};
-    return builder._node(op, [input, indices], attrs, [{dataType: si.dataType, shape: p.shape}], label)[0];
+    return addNode(builder, op, [input, indices], attrs, [{dataType: si.dataType, shape: p.shape}], label)[0];
   };
 }
 
 function scatterMethod(op, params) {
   return function method(builder, label, input, indices, updates, options) {
-    const si = builder._operand(input, label, 'input');
-    const sx = builder._operand(indices, label, 'indices');
-    const su = builder._operand(updates, label, 'updates');
+    const si = operandOf(builder, input, label, 'input');
+    const sx = operandOf(builder, indices, label, 'indices');
+    const su = operandOf(builder, updates, label, 'updates');
     const axis = checkUnsigned(dictionary(options, label).axis ?? 0, label, 'axis');
     const attrs = {...params(si, sx, su, axis, label), axis};
-    return builder._node(op, [input, indices, updates], attrs, [{dataType: si.dataType, shape: si.shape.slice()}], label)[0];
+    return addNode(builder, op, [input, indices, updates], attrs, [{dataType: si.dataType, shape: si.shape.slice()}], label)[0];
   };
 }
 

@@ -8,6 +8,7 @@ import {broadcastStrides} from '../shape/common.js';
 import {MATMUL_TYPES, gemmShape, matmulShape} from '../shape/matmul.js';
 import {matmulStep} from './matmul_kernels.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /**
  * Spec gemm(a, b, options): alpha * A' x B' + beta * C. MLGemmOptions {c, alpha = 1, beta = 1,
@@ -17,13 +18,13 @@ import {rankRange, tensorLimits} from './limits.js';
 function gemm(builder, label, a, b, options = {}) {
   if (options !== null && typeof options !== 'object') throw typeError(label, 'options must be an MLGemmOptions dictionary');
   const opts = options ?? {};
-  const sa = builder._operand(a, label, 'a');
-  const sb = builder._operand(b, label, 'b');
-  const sc = opts.c !== undefined ? builder._operand(opts.c, label, 'c') : null;
+  const sa = operandOf(builder, a, label, 'a');
+  const sb = operandOf(builder, b, label, 'b');
+  const sc = opts.c !== undefined ? operandOf(builder, opts.c, label, 'c') : null;
   const g = gemmShape(sa, sb, sc, opts, label);
   const inputs = sc ? [a, b, opts.c] : [a, b];
   const attrs = {alpha: g.alpha, beta: g.beta, aTranspose: g.aTranspose, bTranspose: g.bTranspose};
-  return builder._node('gemm', inputs, attrs, [{dataType: sa.dataType, shape: g.shape}], label)[0];
+  return addNode(builder, 'gemm', inputs, attrs, [{dataType: sa.dataType, shape: g.shape}], label)[0];
 }
 
 function lowerGemm(node, L) {
@@ -52,10 +53,10 @@ function lowerGemm(node, L) {
  * @throws {TypeError} see matmulShape
  */
 function matmul(builder, label, a, b) {
-  const sa = builder._operand(a, label, 'a');
-  const sb = builder._operand(b, label, 'b');
+  const sa = operandOf(builder, a, label, 'a');
+  const sb = operandOf(builder, b, label, 'b');
   const m = matmulShape(sa, sb, label);
-  return builder._node('matmul', [a, b], {}, [{dataType: sa.dataType, shape: m.shape}], label)[0];
+  return addNode(builder, 'matmul', [a, b], {}, [{dataType: sa.dataType, shape: m.shape}], label)[0];
 }
 
 function lowerMatmul(node, L) {

@@ -17,6 +17,7 @@ import {
   reverseAxes, slicePlan, sliceParams, splitSizes, tilePlan, tileShape, transposePermutation, transposePlan,
 } from '../shape/movement.js';
 import {tensorLimits, rankRange} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /** WGSL element type that moves one element of `dataType` in the compute layout. */
 export function wordType(dataType) {
@@ -66,10 +67,10 @@ export function stridedCopy(L, src, dst, dataType, plan, scatter, label) {
 /** A builder method for single-input ops computing {attrs, shape} from (slots, ...args, options). */
 function singleInput(op, optionsIndex, infer) {
   return function method(builder, label, input, ...rest) {
-    const s = builder._operand(input, label);
+    const s = operandOf(builder, input, label);
     rest[optionsIndex - 1] = dictionary(rest[optionsIndex - 1], label);
     const {attrs, shape} = infer(s, label, ...rest);
-    return builder._node(op, [input], attrs, [{dataType: s.dataType, shape}], label)[0];
+    return addNode(builder, op, [input], attrs, [{dataType: s.dataType, shape}], label)[0];
   };
 }
 
@@ -92,10 +93,10 @@ function concatMethod(builder, label, inputs, axis, options) {
     throw typeError(label, 'inputs must be a sequence of MLOperands');
   }
   const list = [...inputs];
-  const slotList = list.map((x, k) => builder._operand(x, label, `inputs[${k}]`));
+  const slotList = list.map((x, k) => operandOf(builder, x, label, `inputs[${k}]`));
   axis = checkUnsigned(axis, label, 'axis');
   const shape = concatShape(slotList, axis, label);
-  return builder._node('concat', list, {axis}, [{dataType: slotList[0].dataType, shape}], label)[0];
+  return addNode(builder, 'concat', list, {axis}, [{dataType: slotList[0].dataType, shape}], label)[0];
 }
 
 function lowerConcat(node, L) {
@@ -111,7 +112,7 @@ function lowerConcat(node, L) {
 }
 
 function splitMethod(builder, label, input, splits, options) {
-  const s = builder._operand(input, label);
+  const s = operandOf(builder, input, label);
   const axis = checkUnsigned(dictionary(options, label).axis ?? 0, label, 'axis');
   const sizes = splitSizes(s.shape, splits, axis, label);
   const outs = sizes.map((n) => {
@@ -119,7 +120,7 @@ function splitMethod(builder, label, input, splits, options) {
     shape[axis] = n;
     return {dataType: s.dataType, shape};
   });
-  return builder._node('split', [input], {axis, sizes}, outs, label);
+  return addNode(builder, 'split', [input], {axis, sizes}, outs, label);
 }
 
 function lowerSplit(node, L) {
@@ -154,14 +155,14 @@ export function valueWords(value, dataType) {
 }
 
 function padMethod(builder, label, input, beginningPadding, endingPadding, options) {
-  const s = builder._operand(input, label);
+  const s = operandOf(builder, input, label);
   const {mode = 'constant', value = 0} = dictionary(options, label);
   const {shape, begin, end} = padShape(s.shape, beginningPadding, endingPadding, mode, label);
   // WebIDL (bigint or unrestricted double): anything but a bigint goes through ToNumber ('x' -> NaN)
   if (typeof value === 'symbol') throw typeError(label, 'value must be a number or bigint');
   const number = typeof value === 'bigint' ? value : Number(value);
   const attrs = {begin, end, mode, value: valueWords(number, s.dataType)};
-  return builder._node('pad', [input], attrs, [{dataType: s.dataType, shape}], label)[0];
+  return addNode(builder, 'pad', [input], attrs, [{dataType: s.dataType, shape}], label)[0];
 }
 
 /**

@@ -17,24 +17,25 @@ import {optionsDict} from '../shape/reduce.js';
 import {batchNormalizationAttrs, instanceNormalizationAttrs, layerNormalizationAttrs} from '../shape/normalization.js';
 import {addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /** Optional operands of options (scale, bias): their slots, or null. */
 function optional(builder, options, name, label) {
-  return options[name] === undefined ? null : builder._operand(options[name], label, name);
+  return options[name] === undefined ? null : operandOf(builder, options[name], label, name);
 }
 
 function batchNormalization(builder, label, input, mean, variance, options) {
   const opts = optionsDict(options, label);
   const s = {
-    input: builder._operand(input, label), mean: builder._operand(mean, label, 'mean'),
-    variance: builder._operand(variance, label, 'variance'),
+    input: operandOf(builder, input, label), mean: operandOf(builder, mean, label, 'mean'),
+    variance: operandOf(builder, variance, label, 'variance'),
     scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label),
   };
   const attrs = batchNormalizationAttrs(s, opts, label);
   attrs.hasScale = Boolean(s.scale);
   attrs.hasBias = Boolean(s.bias);
   const inputs = [input, mean, variance, ...(s.scale ? [opts.scale] : []), ...(s.bias ? [opts.bias] : [])];
-  return builder._node('batchNormalization', inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
+  return addNode(builder, 'batchNormalization', inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
 }
 
 function lowerBatchNormalization(node, L) {
@@ -114,12 +115,12 @@ ${hasScale ? `    y = ${param('SCALE')} * y;\n` : ''}${hasBias ? `    y = y + ${
 function scaleBiasMethod(op, attrsOf) {
   return function normalization(builder, label, input, options) {
     const opts = optionsDict(options, label);
-    const s = {input: builder._operand(input, label), scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label)};
+    const s = {input: operandOf(builder, input, label), scale: optional(builder, opts, 'scale', label), bias: optional(builder, opts, 'bias', label)};
     const attrs = attrsOf(s, opts, label);
     attrs.hasScale = Boolean(s.scale);
     attrs.hasBias = Boolean(s.bias);
     const inputs = [input, ...(s.scale ? [opts.scale] : []), ...(s.bias ? [opts.bias] : [])];
-    return builder._node(op, inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
+    return addNode(builder, op, inputs, attrs, [{dataType: s.input.dataType, shape: s.input.shape}], label)[0];
   };
 }
 

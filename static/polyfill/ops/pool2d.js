@@ -16,6 +16,7 @@ import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {tensorLimits, rankRange} from './limits.js';
 import {outputOffset, outputPosition} from './window.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 const F = ['float32', 'float16'];
 
@@ -48,11 +49,11 @@ function poolMethod(name) {
    * @throws {TypeError} invalid input, data type, rank or options, or an invalid output size
    */
   return function pool(builder, label, input, options) {
-    const x = builder._operand(input, label, 'input');
+    const x = operandOf(builder, input, label, 'input');
     checkDataType(x, def.types, label, 'input');
     checkRank(x, 4, label, 'input');
     const {attrs, shape} = pool2dShape(x.shape, options ?? {}, label);
-    return builder._node(name, [input], attrs, [{dataType: x.dataType, shape}], label)[0];
+    return addNode(builder, name, [input], attrs, [{dataType: x.dataType, shape}], label)[0];
   };
 }
 

@@ -18,6 +18,7 @@ import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {collectHelpers, helpersUsedIn} from '../gpu/wgsl_lib.js';
 import {LIBRARY, kindOf} from './elementwise_kernel.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 const FLOATS = ['float32', 'float16'];
 const INTS = ['uint8', 'int8', 'uint32', 'int32'];
@@ -66,27 +67,27 @@ function checkScaleZeroPoint(si, ss, sz, label) {
 }
 
 function quantizeMethod(builder, label, input, scale, zeroPoint) {
-  const si = builder._operand(input, label, 'input');
-  const ss = builder._operand(scale, label, 'scale');
-  const sz = builder._operand(zeroPoint, label, 'zeroPoint');
+  const si = operandOf(builder, input, label, 'input');
+  const ss = operandOf(builder, scale, label, 'scale');
+  const sz = operandOf(builder, zeroPoint, label, 'zeroPoint');
   checkDataType(si, FLOATS, label, 'input');
   checkDataType(ss, FLOATS, label, 'scale');
   if (ss.dataType !== si.dataType) throw typeError(label, `scale (${ss.dataType}) must have the input's data type (${si.dataType})`);
   checkDataType(sz, INTS, label, 'zeroPoint');
   checkScaleZeroPoint(si, ss, sz, label);
-  return builder._node('quantizeLinear', [input, scale, zeroPoint], {}, [{dataType: sz.dataType, shape: si.shape.slice()}], label)[0];
+  return addNode(builder, 'quantizeLinear', [input, scale, zeroPoint], {}, [{dataType: sz.dataType, shape: si.shape.slice()}], label)[0];
 }
 
 function dequantizeMethod(builder, label, input, scale, zeroPoint) {
-  const si = builder._operand(input, label, 'input');
-  const ss = builder._operand(scale, label, 'scale');
-  const sz = builder._operand(zeroPoint, label, 'zeroPoint');
+  const si = operandOf(builder, input, label, 'input');
+  const ss = operandOf(builder, scale, label, 'scale');
+  const sz = operandOf(builder, zeroPoint, label, 'zeroPoint');
   checkDataType(si, INTS, label, 'input');
   checkDataType(ss, FLOATS, label, 'scale');
   checkDataType(sz, INTS, label, 'zeroPoint');
   if (sz.dataType !== si.dataType) throw typeError(label, `zeroPoint (${sz.dataType}) must have the input's data type (${si.dataType})`);
   checkScaleZeroPoint(si, ss, sz, label);
-  return builder._node('dequantizeLinear', [input, scale, zeroPoint], {}, [{dataType: ss.dataType, shape: si.shape.slice()}], label)[0];
+  return addNode(builder, 'dequantizeLinear', [input, scale, zeroPoint], {}, [{dataType: ss.dataType, shape: si.shape.slice()}], label)[0];
 }
 
 /** WGSL expression of one output element from `x`, `s` (scale) and `z` (zeroPoint). */

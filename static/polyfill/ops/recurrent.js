@@ -15,6 +15,7 @@ import {optionsDict} from '../shape/reduce.js';
 import {matmulStep} from './matmul_kernels.js';
 import {fillZero, gruGatesStep, gruResetStep, gruUpdateStep, lstmGatesStep} from './recurrent_kernels.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /** Positional operands and option operands of each operator, in node-input order. */
 const OPERANDS = {
@@ -34,12 +35,12 @@ function recurrentMethod(kind) {
     const inputs = [];
     const index = {};
     spec.positional.forEach((name, i) => {
-      s[name] = builder._operand(args[i], label, name);
+      s[name] = operandOf(builder, args[i], label, name);
       index[name] = inputs.push(args[i]) - 1;
     });
     for (const name of spec.options) {
       if (opts[name] === undefined) continue;
-      s[name] = builder._operand(opts[name], label, name);
+      s[name] = operandOf(builder, opts[name], label, name);
       index[name] = inputs.push(opts[name]) - 1;
     }
     const attrs = isCell
@@ -51,7 +52,7 @@ function recurrentMethod(kind) {
     const state = {dataType, shape: isCell ? [B, H] : [D, B, H]};
     const outs = kind.startsWith('lstm') ? [state, state] : [state];
     if (attrs.returnSequence) outs.push({dataType, shape: [steps, D, B, H]});
-    const outputs = builder._node(kind, inputs, attrs, outs, label);
+    const outputs = addNode(builder, kind, inputs, attrs, outs, label);
     return kind === 'gruCell' ? outputs[0] : outputs;
   };
 }

@@ -17,6 +17,7 @@ import {FLOAT_HELPERS, addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize,
 import {rankRange, tensorLimits} from './limits.js';
 import {INT64} from '../gpu/int64.js';
 import {collectHelpers, helpersUsedIn} from '../gpu/wgsl_lib.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 const FLOAT = ['float32', 'float16'];
 const INTEGER = ['int32', 'uint32', 'int64', 'uint64'];
@@ -84,10 +85,10 @@ function reduceMethod(name) {
    */
   return function method(builder, label, input, options) {
     const opts = optionsDict(options, label);
-    const s = builder._operand(input, label);
+    const s = operandOf(builder, input, label);
     if (!def.types.includes(s.dataType)) throw typeError(label, `input data type ${s.dataType} is not one of ${def.types.join(', ')}`);
     const {axes, shape} = reductionShape(s.shape, opts.axes, Boolean(opts.keepDimensions), label);
-    return builder._node(name, [input], {axes}, [{dataType: s.dataType, shape}], label)[0];
+    return addNode(builder, name, [input], {axes}, [{dataType: s.dataType, shape}], label)[0];
   };
 }
 

@@ -15,6 +15,7 @@ import {resample2dShape} from '../shape/pool.js';
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {tensorLimits, rankRange} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 const F = ['float32', 'float16'];
 
@@ -23,11 +24,11 @@ const F = ['float32', 'float16'];
  * @throws {TypeError} invalid input, data type, rank, scales, sizes or axes
  */
 function resample2d(builder, label, input, options) {
-  const x = builder._operand(input, label, 'input');
+  const x = operandOf(builder, input, label, 'input');
   checkDataType(x, F, label, 'input');
   checkRank(x, 4, label, 'input');
   const {attrs, shape} = resample2dShape(x.shape, options ?? {}, label);
-  return builder._node('resample2d', [input], attrs, [{dataType: x.dataType, shape}], label)[0];
+  return addNode(builder, 'resample2d', [input], attrs, [{dataType: x.dataType, shape}], label)[0];
 }
 
 /**

@@ -13,16 +13,17 @@ import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {FLOAT_HELPERS, addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /**
  * Spec softmax(input, axis, options).
  * @throws {TypeError} input not float32/float16, axis not an unsigned long below the rank
  */
 function softmax(builder, label, input, axis) {
-  const s = builder._operand(input, label);
+  const s = operandOf(builder, input, label);
   checkDataType(s, FLOAT_TYPES, label);
   const a = checkAxis(axis, s.shape.length, label);
-  return builder._node('softmax', [input], {axis: a}, [{dataType: s.dataType, shape: s.shape}], label)[0];
+  return addNode(builder, 'softmax', [input], {axis: a}, [{dataType: s.dataType, shape: s.shape}], label)[0];
 }
 
 function lowerSoftmax(node, L) {

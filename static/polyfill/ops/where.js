@@ -8,19 +8,20 @@ import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {broadcastShapes, broadcastStrides, checkDataType} from '../shape/common.js';
 import {dictionary, wordType} from './movement.js';
 import {tensorLimits, rankRange} from './limits.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 const MIN_LONG = -(2 ** 31);
 const MAX_LONG = 2 ** 31 - 1;
 
 function whereMethod(builder, label, condition, trueValue, falseValue, options) {
   dictionary(options, label);
-  const sc = builder._operand(condition, label, 'condition');
-  const st = builder._operand(trueValue, label, 'trueValue');
-  const sf = builder._operand(falseValue, label, 'falseValue');
+  const sc = operandOf(builder, condition, label, 'condition');
+  const st = operandOf(builder, trueValue, label, 'trueValue');
+  const sf = operandOf(builder, falseValue, label, 'falseValue');
   checkDataType(sc, ['uint8'], label, 'condition');
   if (sf.dataType !== st.dataType) throw typeError(label, `falseValue data type ${sf.dataType} differs from trueValue's ${st.dataType}`);
   const shape = broadcastShapes(sc.shape, broadcastShapes(st.shape, sf.shape, label), label);
-  return builder._node('where', [condition, trueValue, falseValue], {}, [{dataType: st.dataType, shape}], label)[0];
+  return addNode(builder, 'where', [condition, trueValue, falseValue], {}, [{dataType: st.dataType, shape}], label)[0];
 }
 
 /** Y = select(F, T, C != 0) with each of C, T, F broadcast to the output through strides. */
@@ -45,13 +46,13 @@ function lowerWhere(node, L) {
 }
 
 function triangularMethod(builder, label, input, options) {
-  const s = builder._operand(input, label);
+  const s = operandOf(builder, input, label);
   const {upper = true, diagonal = 0} = dictionary(options, label);
   if (s.shape.length < 2) throw typeError(label, `input rank ${s.shape.length} is less than 2`);
   if (typeof diagonal !== 'number' || !Number.isInteger(diagonal) || diagonal < MIN_LONG || diagonal > MAX_LONG) {
     throw typeError(label, `diagonal must be an integer in the range of long, got ${String(diagonal)}`);
   }
-  return builder._node('triangular', [input], {upper: Boolean(upper), diagonal}, [{dataType: s.dataType, shape: s.shape.slice()}], label)[0];
+  return addNode(builder, 'triangular', [input], {upper: Boolean(upper), diagonal}, [{dataType: s.dataType, shape: s.shape.slice()}], label)[0];
 }
 
 /** Keeps element (row, col) of each matrix when col - row >= diagonal (upper) or <= diagonal (lower). */

@@ -9,6 +9,7 @@
 import {typeError} from '../errors.js';
 import {checkRank} from '../shape/common.js';
 import {dimsOf, layoutStrides} from '../shape/conv.js';
+import {addNode, operandOf} from '../builder_state.js';
 
 /**
  * MLGraphBuilder.conv2d / convTranspose2d(input, filter, options) for the op `op`: `checkInput`
@@ -21,16 +22,16 @@ import {dimsOf, layoutStrides} from '../shape/conv.js';
 export function convMethod(op, shapeOf, checkInput) {
   return function conv(builder, label, input, filter, options) {
     const opts = options ?? {};
-    const x = builder._operand(input, label, 'input');
-    const f = builder._operand(filter, label, 'filter');
-    const b = opts.bias === undefined ? null : builder._operand(opts.bias, label, 'bias');
+    const x = operandOf(builder, input, label, 'input');
+    const f = operandOf(builder, filter, label, 'filter');
+    const b = opts.bias === undefined ? null : operandOf(builder, opts.bias, label, 'bias');
     checkInput(x, label);
     checkRank(f, 4, label, 'filter');
     if (f.dataType !== x.dataType) throw typeError(label, `filter data type ${f.dataType} must match the input's ${x.dataType}`);
     const {attrs, shape} = shapeOf(x.shape, f.shape, b ? b.shape : null, opts, label);
     if (b && b.dataType !== x.dataType) throw typeError(label, `bias data type ${b.dataType} must match the input's ${x.dataType}`);
     const inputs = b ? [input, filter, opts.bias] : [input, filter];
-    return builder._node(op, inputs, {...attrs, hasBias: Boolean(b)}, [{dataType: x.dataType, shape}], label)[0];
+    return addNode(builder, op, inputs, {...attrs, hasBias: Boolean(b)}, [{dataType: x.dataType, shape}], label)[0];
   };
 }
 
