@@ -8,7 +8,7 @@ import {domError, typeError} from './errors.js';
 import {checkTensorSize} from './shape/common.js';
 import {createOperand, isOperand, slots} from './operand.js';
 import {tensorSlots} from './tensor.js';
-import {maxTensorByteLength} from './ops/limits.js';
+import {maxTensorByteLength} from './gpu/device_limits.js';
 
 /** MLGraphBuilder -> {context, ctx, built, inputNames, nodes, origin} */
 const STATE = new WeakMap();

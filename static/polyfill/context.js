@@ -10,7 +10,8 @@ import {Completion} from './gpu/completion.js';
 import {PipelineCache} from './gpu/pipeline_cache.js';
 import {captureErrors} from './gpu/error_scope.js';
 import {MLTensor, createTensorObject, destroyTensor, isTensor, tensorSlots} from './tensor.js';
-import {maxTensorByteLength, opSupportLimits} from './ops/limits.js';
+import {opSupportLimits} from './ops/support_limits.js';
+import {maxTensorByteLength} from './gpu/device_limits.js';
 import {destroyGraph, graphSlots, isGraph} from './graph.js';
 import {checkExportDevice, checkNotExported, exportTensor} from './interop.js';
 

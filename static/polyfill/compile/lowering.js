@@ -23,7 +23,7 @@ import {slots} from '../operand.js';
 import {tensorSlots} from '../tensor.js';
 import {foldWorkgroups} from '../gpu/wgsl.js';
 import {lowerBoundaryIn, constantComputeBytes} from './boundary.js';
-import {maxBindingBytes} from '../ops/limits.js';
+import {maxBindingBytes} from '../gpu/device_limits.js';
 
 export class Lowering {
   /** @param {object} ctx context slots (device, pipelines, pool) */
