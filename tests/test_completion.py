@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.graph_runner import run_js
+from tests.reference.pool_conv import conv2d
 
 HELPERS = """
 const {contextSlots} = await import('/polyfill/context.js');
@@ -49,13 +50,7 @@ def run(page, server_url, body):
 
 def conv_relu_reference(x, w):
     """float64 NumPy conv2d (NCHW, OIHW, padding 1) then relu."""
-    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    out = np.zeros((1, 5, 9, 7))
-    for o in range(5):
-        for i in range(9):
-            for j in range(7):
-                out[0, o, i, j] = np.sum(xp[0, :, i:i + 3, j:j + 3] * w[o])
-    return np.maximum(out, 0)
+    return np.maximum(conv2d(x, w, {"padding": [1, 1, 1, 1]}), 0)
 
 
 def inputs():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.graph_runner import run_js
+from tests.reference.pool_conv import conv2d
 
 HELPERS = """
 const {readProfile} = await import('/polyfill/profiling.js');
@@ -62,13 +63,7 @@ def reference():
     x = (np.sin(np.arange(180) * 0.37) * 2 - 0.3).astype(np.float32).astype(np.float64).reshape(1, 3, 10, 6)
     w = (np.cos(np.arange(108) * 0.91) - 0.1).astype(np.float32).astype(np.float64).reshape(4, 3, 3, 3)
     z = ((np.arange(240) % 7) - 3.5).reshape(1, 4, 10, 6)
-    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    c = np.zeros((1, 4, 10, 6))
-    for o in range(4):
-        for i in range(10):
-            for j in range(6):
-                c[0, o, i, j] = np.sum(xp[0, :, i:i + 3, j:j + 3] * w[o])
-    return np.maximum(c, 0) + z
+    return np.maximum(conv2d(x, w, {"padding": [1, 1, 1, 1]}), 0) + z
 
 
 def test_profile_names_operators_and_times_steps(webnn_page, server_url):
