@@ -9,9 +9,18 @@ import pytest
 
 from tests.graph_runner import open_harness, run_js
 
-#: Chromium 156's method lists: shared/reference/ lies beside the repository (here and in CI).
-IDL = json.loads((Path(__file__).resolve().parents[1].parent / "shared" / "reference"
-                  / "chromium-156-idl.json").read_text())
+#: Chromium 156's own property names per interface prototype, read with Object.getOwnPropertyNames.
+#: A copy lives in the repository so a clone runs on its own; the project's reference copy
+#: (shared/reference/ beside the repository, where it exists) must equal it.
+IDL_PATH = Path(__file__).resolve().parent / "data" / "chromium-156-idl.json"
+SHARED_IDL_PATH = Path(__file__).resolve().parents[2] / "shared" / "reference" / "chromium-156-idl.json"
+IDL = json.loads(IDL_PATH.read_text())
+
+
+@pytest.mark.skipif(not SHARED_IDL_PATH.exists(), reason="no shared/reference beside this clone")
+def test_idl_copy_matches_the_shared_reference():
+    """tests/data's copy of the Chromium 156 lists is the project's reference, unchanged."""
+    assert json.loads(SHARED_IDL_PATH.read_text()) == IDL
 
 #: Members the spec defines that Chromium 156 lacks: the only names our prototypes add.
 SPEC_ONLY = {"MLContext": ["accelerated"]}
