@@ -211,3 +211,16 @@ def run_js(page, base_url: str, body: str) -> dict[str, Any]:
     """
     open_harness(page, base_url)
     return page.evaluate(_RUN_BODY_JS, body)
+
+
+def outside_event_loop(fn, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)`` in a worker thread and return its result (re-raising its error).
+
+    For tests that run a tool which starts its own ``sync_playwright()`` (tools/bench_*.py): once
+    pytest-playwright's fixtures have run in this session, the main thread has a running asyncio
+    loop, and Playwright's sync API refuses to start inside it. A fresh thread has none.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(fn, *args, **kwargs).result()

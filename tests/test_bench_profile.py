@@ -3,6 +3,7 @@ the top-steps table, and a real profiled run of the smallest matmul case on this
 
 from __future__ import annotations
 
+from tests.graph_runner import outside_event_loop
 from tools.bench_page import top_steps_table
 
 
@@ -24,11 +25,11 @@ def test_bench_matmul_profile_prints_steps():
     from tools.bench_matmul import bench, cases, format_table
 
     small = [c for c in cases(256) if c["name"] in ("matmul 256^3", "softmax 1x1000")]
-    result = bench(small, ["auto"], reps=1, batch=1, timeout_s=120, profile=True)
+    result = outside_event_loop(bench, small, ["auto"], reps=1, batch=1, timeout_s=120, profile=True)
     assert [len(r["steps"]) for r in result["rows"]] == [1, 1]
     assert all(r["steps"][0]["ms"] > 0 for r in result["rows"])
     assert {r["steps"][0]["operators"][0]["type"] for r in result["rows"]} == {"matmul", "softmax"}
     table = format_table(result)
     assert "top 2 GPU steps" in table and "| matmul 256^3 auto | 0 matmul |" in table
-    plain = bench(small[:1], ["auto"], reps=1, batch=1, timeout_s=120)
+    plain = outside_event_loop(bench, small[:1], ["auto"], reps=1, batch=1, timeout_s=120)
     assert plain["rows"][0].get("steps") is None and "GPU steps" not in format_table(plain)
