@@ -243,21 +243,22 @@ export class Plan {
       this.timer.collect(staging);
       return;
     }
-    const chunk = Math.max(1, ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length);
-    let current = encoder;
-    for (let start = 0; start < this.steps.length || start === 0; start += chunk) {
-      if (!current) current = ctx.device.createCommandEncoder({label: 'webnn:dispatch'});
-      const pass = current.beginComputePass({label: 'webnn:dispatch'});
-      for (let i = start; i < Math.min(start + chunk, this.steps.length); i++) {
+    const chunk = ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length;
+    let first = 0;
+    do {
+      const commands = first === 0 ? encoder : ctx.device.createCommandEncoder({label: 'webnn:dispatch'});
+      const pass = commands.beginComputePass({label: 'webnn:dispatch'});
+      const end = Math.min(first + chunk, this.steps.length);
+      for (let i = first; i < end; i++) {
         const st = this.steps[i];
         pass.setPipeline(st.pipeline);
         pass.setBindGroup(0, groups[i]);
         pass.dispatchWorkgroups(...st.workgroups);
       }
       pass.end();
-      ctx.device.queue.submit([current.finish()]);
-      current = null;
-    }
+      ctx.device.queue.submit([commands.finish()]);
+      first = end;
+    } while (first < this.steps.length);
   }
 
   /** Gives temporaries back to the pool and destroys constants once queued work is done. */
