@@ -87,7 +87,9 @@ export function withOrigin(builder, origin, fn) {
 }
 
 /**
- * Records an operator node and returns its output operands.
+ * Records an operator node and returns its output operands, in a new array: the caller's to hand
+ * out (split() and the recurrent ops return it), so a user who reorders it in place (ORT-web's
+ * WebNN EP reverses split's halves for RotaryEmbedding) cannot reorder the node's outputs.
  * @param {string} op spec operator name
  * @param {MLOperand[]} inputs operand inputs (positional and from options), already checked
  * @param {object} attrs everything the kernel needs beyond the inputs
@@ -105,5 +107,5 @@ export function addNode(builder, op, inputs, attrs, outDescs, label) {
   const node = {id: s.nodes.length, op, inputs, attrs, label, origin, outputs: []};
   node.outputs = outDescs.map((desc, index) => createOperand(builder, desc, {kind: 'op', node, index}));
   s.nodes.push(node);
-  return node.outputs;
+  return node.outputs.slice();
 }
