@@ -16,8 +16,18 @@
  * range ends), log_f 1 ULP (float16 via log_ff: exact), sin/cos 6e-8 absolute on [-2000, 2000],
  * tan 8e-6 (|tan| < 100), erf 2e-7, tanh/sigmoid/elu/softplus 2 ULP, gelu 6 ULP.
  *
- * Use: `collectHelpers(MATH, helpersUsedIn(MATH, expr))` (gpu/wgsl_lib.js).
+ * This is the one WGSL math library of the polyfill: element-wise kernels (ops/elementwise_kernel.js),
+ * row kernels (softmax, reductions, normalizations, argMin/argMax), pooling and the recurrent gate
+ * kernels all call these helpers by name; no other module defines NaN tests, exp, log, sqrt or the
+ * activations (tests/test_math_library.py checks). NaN semantics, everywhere: every float helper
+ * returns NaN for a NaN operand (max_nan_f, min_nan_f and clamp_nan_f included, unlike WGSL's
+ * max/min/clamp), and ±Inf give the IEEE / C99 results (exp_f(-Inf) = 0, log_f(0) = -Inf,
+ * log_f(-1) = NaN, tanh_f(±Inf) = ±1, sigmoid_f(-Inf) = 0).
+ *
+ * Use: `collectHelpers(MATH, helpersUsedIn(MATH, expr))` (gpu/wgsl_lib.js), or
+ * addMathHelpers(shader) once a kernel's text is complete.
  */
+import {addLibraryHelpers} from './wgsl_lib.js';
 
 const f = (x) => {
   const s = Math.fround(x).toPrecision(9);
@@ -36,6 +46,10 @@ export const MATH = {
   is_nan_f: {code: 'fn is_nan_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }'},
   is_inf_f: {code: 'fn is_inf_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }'},
   is_finite_f: {code: 'fn is_finite_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }'},
+  // max(a, b) and min(a, b), NaN when either is (WGSL leaves max/min of NaN unspecified); used
+  // by reduceMax/reduceMin and the row max of softmax and reduceLogSumExp
+  max_nan_f: {deps: ['is_nan_f', 'nan_f'], code: 'fn max_nan_f(a: f32, b: f32) -> f32 { return select(max(a, b), nan_f(), is_nan_f(a) || is_nan_f(b)); }'},
+  min_nan_f: {deps: ['is_nan_f', 'nan_f'], code: 'fn min_nan_f(a: f32, b: f32) -> f32 { return select(min(a, b), nan_f(), is_nan_f(a) || is_nan_f(b)); }'},
   // x, hidden from algebraic simplification (u_total() < 2^31, so the OR adds nothing)
   opaque_f: {code: 'fn opaque_f(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | (u_total() >> 31u)); }'},
   // error of the sum s = fl(a + b): a + b = s + two_sum_err(a, b, s) exactly (Knuth)
@@ -301,3 +315,13 @@ export const MATH = {
   return select(r, -r, x < 0.0 || (x == 0.0 && (bitcast<u32>(x) & 0x80000000u) != 0u));
 }`},
 };
+
+/**
+ * Adds to `shader` (gpu/wgsl.js) the MATH helpers its WGSL calls, with their dependencies, each
+ * once; call it after the kernel's functions and main() are set. Row, pooling and recurrent
+ * kernels use this; element-wise kernels collect from their expression.
+ * @param {import('./wgsl.js').Shader} shader
+ */
+export function addMathHelpers(shader) {
+  addLibraryHelpers(shader, MATH);
+}

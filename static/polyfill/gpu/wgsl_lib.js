@@ -9,10 +9,12 @@
  * WGSL source of `names` and everything they depend on, dependencies first, each once.
  * @param {Record<string, {deps?: string[], code: string}>} library
  * @param {Iterable<string>} names
+ * @param {Iterable<string>} [present] helpers the shader already defines: left out, as are
+ *   their dependencies unless something else needs them
  * @returns {string}
  */
-export function collectHelpers(library, names) {
-  const done = new Set();
+export function collectHelpers(library, names, present = []) {
+  const done = new Set(present);
   const out = [];
   const visit = (name) => {
     if (done.has(name)) return;
@@ -36,4 +38,19 @@ export function helpersUsedIn(library, code) {
     if (Object.prototype.hasOwnProperty.call(library, match[1]) && !used.includes(match[1])) used.push(match[1]);
   }
   return used;
+}
+
+/**
+ * Adds to `shader` (a gpu/wgsl.js Shader) the helpers of `library` that its WGSL source calls
+ * and does not define yet, with their dependencies, each once. Call it when the shader's
+ * functions and entry point are set (module-scope WGSL declarations may come in any order, so the
+ * helpers can follow their callers).
+ * @param {{source(): string, fn(code: string): object}} shader
+ * @param {Record<string, {deps?: string[], code: string}>} library
+ */
+export function addLibraryHelpers(shader, library) {
+  const code = shader.source();
+  const defined = [...code.matchAll(/\bfn\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)].map((m) => m[1]);
+  const names = helpersUsedIn(library, code).filter((name) => !defined.includes(name));
+  if (names.length) shader.fn(collectHelpers(library, names, defined));
 }

@@ -8,7 +8,8 @@ import {typeError} from '../errors.js';
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
 import {checkAxis, optionsDict, reductionShape} from '../shape/reduce.js';
-import {FLOAT_HELPERS, addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
+import {addMathHelpers} from '../gpu/math.js';
+import {addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {arith, int64Helpers, kindOf} from './reduce.js';
 import {addNode, operandOf} from '../builder_state.js';
@@ -41,8 +42,8 @@ function argMethod(name) {
 function pickFn(T, kind, isMax) {
   const wins = isMax ? arith('lt', kind, 'b.v', 'a.v') : arith('lt', kind, 'a.v', 'b.v');
   const nan = kind === 'f'
-    ? `  if (is_nan(a.v) != is_nan(b.v)) { if (is_nan(a.v)) { return a; } return b; }
-  if (is_nan(a.v)) { if (a.i < b.i) { return a; } return b; }\n`
+    ? `  if (is_nan_f(a.v) != is_nan_f(b.v)) { if (is_nan_f(a.v)) { return a; } return b; }
+  if (is_nan_f(a.v)) { if (a.i < b.i) { return a; } return b; }\n`
     : '';
   return `struct Pair { v: ${T}, i: u32 };
 fn better(a: Pair, b: Pair) -> Pair {
@@ -62,7 +63,7 @@ function lowerArg(node, L) {
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};
   const pick = pickFn(T, kindOf(input.dataType), node.op === 'argMax');
-  shader.fn(FLOAT_HELPERS).fn(int64Helpers(pick)).fn(pick);
+  shader.fn(int64Helpers(pick)).fn(pick);
   const store = O === 'vec2<u32>' ? 'vec2<u32>(best.i, 0u)' : `${O}(best.i)`;
   const size = short ? 1 : rowWorkgroupSize(split.n);
   const row = short ? 'gi' : 'wg';
@@ -73,6 +74,7 @@ function lowerArg(node, L) {
   const values = [L.value(input), L.result(node)];
   if (short) {
     shader.main(`${body}  Y[gi] = ${store};`);
+    addMathHelpers(shader);
     L.step({shader, values, uniforms, threads: split.rows, label: node.label});
     return;
   }
@@ -80,6 +82,7 @@ function lowerArg(node, L) {
   shader.main(`  if (wg >= u_rows()) { return; }
 ${body}  best = wg_best(best, li);
   if (li == 0u) { Y[wg] = ${store}; }`, {workgroupSize: size, guard: false});
+  addMathHelpers(shader);
   L.step({shader, values, uniforms, groups: split.rows, label: node.label});
 }
 

@@ -7,7 +7,9 @@
  * not normalised over), two-pass (mean, then the mean of squared deviations), and apply
  *   y = scale * ((x - mean) / sqrt(variance + epsilon)) + bias
  * with scale/bias addressed through strides: per row (instance: the channel) or per element
- * (layer: the normalised dimensions, in the order of `axes`).
+ * (layer: the normalised dimensions, in the order of `axes`). The square root is gpu/math.js's
+ * sqrt_f (correctly rounded); NaN or ±Inf in a row make its mean, and so the whole row, NaN, as in
+ * the float64 definition.
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
@@ -15,6 +17,7 @@ import {FLOAT_TYPES, elementCount} from '../dtypes.js';
 import {stridesOf} from '../shape/common.js';
 import {optionsDict} from '../shape/reduce.js';
 import {batchNormalizationAttrs, instanceNormalizationAttrs, layerNormalizationAttrs} from '../shape/normalization.js';
+import {addMathHelpers} from '../gpu/math.js';
 import {addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
@@ -48,8 +51,9 @@ function lowerBatchNormalization(node, L) {
   if (hasBias) shader.read('BIAS', T);
   shader.write('Y', T).uniform('C').uniform('inner').uniform('eps', 'f32').fn(storeHelpers(dt));
   shader.main(`  let c = (gi / u_inner()) % u_C();
-  var y = (X[gi] - MEAN[c]) / sqrt(VAR[c] + u_eps());
+  var y = (X[gi] - MEAN[c]) / sqrt_f(VAR[c] + u_eps());
 ${hasScale ? '  y = SCALE[c] * y;\n' : ''}${hasBias ? '  y = y + BIAS[c];\n' : ''}  Y[gi] = ${storeExpr(dt, 'y')};`);
+  addMathHelpers(shader);
   L.step({
     shader,
     values: [...node.inputs.map((x) => L.value(x)), L.result(node)],
@@ -91,18 +95,20 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
 ${total('s')}  let mean = s / n;
   var v = 0.0;
   ${loop('let d = X[base + e_offset(j)] - mean; v += d * d;')}
-${total('v')}  let sd = sqrt(v / n + u_eps());
+${total('v')}  let sd = sqrt_f(v / n + u_eps());
   ${loop(`let o = base + e_offset(j);
     var y = (X[o] - mean) / sd;
 ${hasScale ? `    y = ${param('SCALE')} * y;\n` : ''}${hasBias ? `    y = y + ${param('BIAS')};\n` : ''}    Y[o] = ${storeExpr(dt, 'y')};`)}`;
   const values = [...node.inputs.map((x) => L.value(x)), L.result(node)];
   if (short) {
     shader.main(body);
+    addMathHelpers(shader);
     L.step({shader, values, uniforms, threads: split.rows, label: node.label});
     return;
   }
   addWorkgroupReduce(shader, 'wg_sum', 'f32', 'a + b', size);
   shader.main(`  if (wg >= u_rows()) { return; }\n${body}`, {workgroupSize: size, guard: false});
+  addMathHelpers(shader);
   L.step({shader, values, uniforms, groups: split.rows, label: node.label});
 }
 

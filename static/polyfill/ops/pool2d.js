@@ -14,6 +14,7 @@ import {dimsOf, layoutStrides} from '../shape/conv.js';
 import {pool2dShape} from '../shape/pool.js';
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
+import {addMathHelpers} from '../gpu/math.js';
 import {tensorLimits, rankRange} from './limits.js';
 import {outputOffset, outputPosition} from './window.js';
 import {addNode, operandOf} from '../builder_state.js';
@@ -30,13 +31,13 @@ const LOWEST = {f32: -Infinity, i32: -(2 ** 31), u32: 0};
  */
 const POOLS = {
   averagePool2d: {types: F, init: '0.0', update: () => 'acc += v;', result: 'acc / f32(count)'},
-  l2Pool2d: {types: F, init: '0.0', update: () => 'acc += v * v;', result: 'sqrt(acc)'},
+  l2Pool2d: {types: F, init: '0.0', update: () => 'acc += v * v;', result: 'sqrt_f(acc)'},
   maxPool2d: {
     types: ['float32', 'float16', 'int32', 'uint32', 'int8', 'uint8'],
     init: 'u_lowest()',
-    // NaN wins: once acc is NaN no comparison is true, and a NaN tap replaces acc (tested on the
-    // bits: compilers may fold v != v to false).
-    update: (T) => (T === 'f32' ? 'if (v > acc || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u) { acc = v; }' : 'acc = max(acc, v);'),
+    // NaN wins: once acc is NaN no comparison is true, and a NaN tap replaces acc (is_nan_f tests
+    // the bits: compilers may fold v != v to false).
+    update: (T) => (T === 'f32' ? 'if (v > acc || is_nan_f(v)) { acc = v; }' : 'acc = max(acc, v);'),
     result: 'acc',
   },
 };
@@ -90,6 +91,7 @@ ${outputPosition('c')}
     }
   }
   Y[${outputOffset('c')}] = ${storeExpr(dt, def.result)};`);
+  addMathHelpers(shader);
   const uniforms = {
     x_strides: layoutStrides(input.shape, layout, 'nchw'),
     y_strides: layoutStrides(out.shape, layout, 'nchw'),

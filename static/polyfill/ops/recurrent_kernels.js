@@ -3,21 +3,22 @@
  * (input x weight^T, hidden x recurrentWeight^T, biases folded in as C) are matmulStep()s; these
  * kernels combine their rows into the gates and the new states, one invocation per
  * (batch, hidden) element. Gate positions are column offsets (uniforms); activations are WGSL
- * fragments in the shader text (a variant, like a data type).
+ * fragments in the shader text (a variant, like a data type): the float expressions of the
+ * relu / sigmoid / tanh operators (ops/activations.js, over gpu/math.js), so a gate computes
+ * exactly what the standalone operator does, NaN propagation included.
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
-import {FLOAT_HELPERS} from './rows.js';
+import {addMathHelpers} from '../gpu/math.js';
+import {ACTIVATIONS} from './activations.js';
 
-/** MLRecurrentNetworkActivation -> WGSL expression of x. */
-const ACTIVATION = {
-  sigmoid: '1.0 / (1.0 + exp_acc(-x))',
-  tanh: 'select(tanh(x), sign(x), abs(x) > 10.0)',
-  relu: 'max(x, 0.0)',
-};
-
+/**
+ * WGSL `fn act<k>(x: f32) -> f32` for each MLRecurrentNetworkActivation of `names` (in order),
+ * computing in f32 for float32 and float16 alike (gate values are rounded once, when stored).
+ * @param {string[]} names 'relu' | 'sigmoid' | 'tanh' (validated by the builder method)
+ */
 function activationFns(names) {
-  return names.map((n, k) => `fn act${k}(x: f32) -> f32 { return ${ACTIVATION[n]}; }`).join('\n');
+  return names.map((n, k) => `fn act${k}(x: f32) -> f32 { return ${ACTIVATIONS[n].f}; }`).join('\n');
 }
 
 /** A step writing zeros to `count` elements of Value `y`. */
@@ -32,8 +33,14 @@ function gateShader(name, dataType, activations, reads, writes, uniforms) {
   reads.forEach((r) => shader.read(r, T));
   writes.forEach((w) => shader.write(w, T));
   uniforms.forEach((u) => shader.uniform(u));
-  shader.fn(storeHelpers(dataType)).fn(FLOAT_HELPERS).fn(activationFns(activations));
+  shader.fn(storeHelpers(dataType)).fn(activationFns(activations));
   return shader;
+}
+
+/** Adds the gpu/math.js helpers the finished gate shader calls, then emits its step. */
+function gateStep(L, shader, step) {
+  addMathHelpers(shader);
+  L.step({shader, ...step});
 }
 
 const ROW = ['hidden', 'xw_base', 'xw_row', 'hr_base', 'hr_row'];
@@ -60,7 +67,7 @@ export function gruGatesStep(L, {dataType, activations, xw, hr, h, y, s, u, thre
   let hn = ${storeExpr(dataType, 'z * hp + (1.0 - z) * n')};
   Y[u_y_base() + gi] = hn;
 ${s ? '  S[u_s_base() + gi] = hn;\n' : ''}`);
-  L.step({shader, values: [xw, hr, h, y, ...(s ? [s] : [])], uniforms: u, threads, label});
+  gateStep(L, shader, {values: [xw, hr, h, y, ...(s ? [s] : [])], uniforms: u, threads, label});
 }
 
 /**
@@ -73,7 +80,7 @@ export function gruResetStep(L, {dataType, activations, xw, hr, h, rh, u, thread
   let b = gi / u_hidden();
   let r = act0(XW[u_xw_base() + b * u_xw_row() + j + u_ro()] + HR[u_hr_base() + b * u_hr_row() + j + u_hro()]);
   RH[gi] = ${storeExpr(dataType, 'r * H[u_h_base() + gi]')};`);
-  L.step({shader, values: [xw, hr, h, rh], uniforms: u, threads, label});
+  gateStep(L, shader, {values: [xw, hr, h, rh], uniforms: u, threads, label});
 }
 
 /**
@@ -92,7 +99,7 @@ export function gruUpdateStep(L, {dataType, activations, xw, hr, hn, h, y, s, u,
   let hn = ${storeExpr(dataType, 'z * hp + (1.0 - z) * n')};
   Y[u_y_base() + gi] = hn;
 ${s ? '  S[u_s_base() + gi] = hn;\n' : ''}`);
-  L.step({shader, values: [xw, hr, hn, h, y, ...(s ? [s] : [])], uniforms: u, threads, label});
+  gateStep(L, shader, {values: [xw, hr, hn, h, y, ...(s ? [s] : [])], uniforms: u, threads, label});
 }
 
 /**
@@ -121,5 +128,5 @@ export function lstmGatesStep(L, {dataType, activations, xw, hr, c, p, yh, yc, s
   YH[u_y_base() + gi] = hn;
   YC[u_y_base() + gi] = cn;
 ${s ? '  S[u_s_base() + gi] = hn;\n' : ''}`);
-  L.step({shader, values: [xw, hr, c, ...(p ? [p] : []), yh, yc, ...(s ? [s] : [])], uniforms: u, threads, label});
+  gateStep(L, shader, {values: [xw, hr, c, ...(p ? [p] : []), yh, yc, ...(s ? [s] : [])], uniforms: u, threads, label});
 }

@@ -6,16 +6,18 @@
  * row kernel (rows.js): a row is one output element, its elements the reduced positions. Long
  * rows get a workgroup each, short rows an invocation each. Floats accumulate in f32 and
  * propagate NaN (max/min included); integers accumulate in their compute type (32-bit, or
- * 64-bit as (lo, hi) words through gpu/int64.js), wrapping on overflow. reduceLogSumExp subtracts the row max first, so large
- * inputs do not overflow; log and exp are the accurate versions from rows.js.
+ * 64-bit as (lo, hi) words through gpu/int64.js), wrapping on overflow. reduceLogSumExp subtracts
+ * the row max first, so large inputs do not overflow. Float math (NaN-propagating max/min, ±Inf,
+ * exp_f, log_f, sqrt_f) is gpu/math.js's, so these results agree with the element-wise operators.
  */
 import {typeError} from '../errors.js';
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {optionsDict, reductionShape} from '../shape/reduce.js';
-import {FLOAT_HELPERS, addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
+import {addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {INT64} from '../gpu/int64.js';
+import {addMathHelpers} from '../gpu/math.js';
 import {collectHelpers, helpersUsedIn} from '../gpu/wgsl_lib.js';
 import {addNode, operandOf} from '../builder_state.js';
 
@@ -34,12 +36,12 @@ export function kindOf(dataType) {
 export const ARITH = {
   zero: {f: '0.0', i32: '0i', u32: '0u', i64: 'vec2<u32>(0u, 0u)', u64: 'vec2<u32>(0u, 0u)'},
   one: {f: '1.0', i32: '1i', u32: '1u', i64: 'vec2<u32>(1u, 0u)', u64: 'vec2<u32>(1u, 0u)'},
-  lowest: {f: '-inf_f32(0u)', i32: 'bitcast<i32>(0x80000000u)', u32: '0u', i64: 'vec2<u32>(0u, 0x80000000u)', u64: 'vec2<u32>(0u, 0u)'},
-  highest: {f: 'inf_f32(0u)', i32: '0x7fffffffi', u32: '0xffffffffu', i64: 'vec2<u32>(0xffffffffu, 0x7fffffffu)', u64: 'vec2<u32>(0xffffffffu, 0xffffffffu)'},
+  lowest: {f: '-inf_f()', i32: 'bitcast<i32>(0x80000000u)', u32: '0u', i64: 'vec2<u32>(0u, 0x80000000u)', u64: 'vec2<u32>(0u, 0u)'},
+  highest: {f: 'inf_f()', i32: '0x7fffffffi', u32: '0xffffffffu', i64: 'vec2<u32>(0xffffffffu, 0x7fffffffu)', u64: 'vec2<u32>(0xffffffffu, 0xffffffffu)'},
   add: {f: 'a + b', i32: 'a + b', u32: 'a + b', i64: 'i64_add(a, b)', u64: 'i64_add(a, b)'},
   mul: {f: 'a * b', i32: 'a * b', u32: 'a * b', i64: 'i64_mul(a, b)', u64: 'i64_mul(a, b)'},
-  max: {f: 'max_nan(a, b)', i32: 'max(a, b)', u32: 'max(a, b)', i64: 'i64_max(a, b)', u64: 'u64_max(a, b)'},
-  min: {f: 'min_nan(a, b)', i32: 'min(a, b)', u32: 'min(a, b)', i64: 'i64_min(a, b)', u64: 'u64_min(a, b)'},
+  max: {f: 'max_nan_f(a, b)', i32: 'max(a, b)', u32: 'max(a, b)', i64: 'i64_max(a, b)', u64: 'u64_max(a, b)'},
+  min: {f: 'min_nan_f(a, b)', i32: 'min(a, b)', u32: 'min(a, b)', i64: 'i64_min(a, b)', u64: 'u64_min(a, b)'},
   /** a < b */
   lt: {f: 'a < b', i32: 'a < b', u32: 'a < b', i64: 'i64_lt(a, b)', u64: 'u64_lt(a, b)'},
   /** a == b */
@@ -66,9 +68,9 @@ const SQUARE = {f: 'x * x', i32: 'x * x', u32: 'x * x', i64: 'i64_mul(x, x)', u6
  */
 export const REDUCERS = {
   reduceL1: {types: [...FLOAT, ...INTEGER], init: 'zero', map: L1, combine: 'add', final: 'acc'},
-  reduceL2: {types: FLOAT, init: 'zero', map: SQUARE, combine: 'add', final: 'sqrt(acc)'},
-  reduceLogSum: {types: FLOAT, init: 'zero', map: {f: 'x'}, combine: 'add', final: 'log_acc(acc)'},
-  reduceLogSumExp: {types: FLOAT, init: 'zero', map: {f: 'exp_acc(x - m)'}, combine: 'add', final: 'select(m, m + log_acc(acc), is_finite(m))', shifted: true},
+  reduceL2: {types: FLOAT, init: 'zero', map: SQUARE, combine: 'add', final: 'sqrt_f(acc)'},
+  reduceLogSum: {types: FLOAT, init: 'zero', map: {f: 'x'}, combine: 'add', final: 'log_f(acc)'},
+  reduceLogSumExp: {types: FLOAT, init: 'zero', map: {f: 'exp_f(x - m)'}, combine: 'add', final: 'select(m, m + log_f(acc), is_finite_f(m))', shifted: true},
   reduceMax: {types: [...FLOAT, ...INTEGER, 'int8', 'uint8'], init: 'lowest', combine: 'max', final: 'acc'},
   reduceMean: {types: FLOAT, init: 'zero', map: {f: 'x'}, combine: 'add', final: 'acc / n'},
   reduceMin: {types: [...FLOAT, ...INTEGER, 'int8', 'uint8'], init: 'highest', combine: 'min', final: 'acc'},
@@ -108,7 +110,7 @@ export function reduceRows(L, def, input, axes, out, label) {
   const fns = `fn combine(a: ${T}, b: ${T}) -> ${T} { return ${ARITH[def.combine][kind]}; }
 fn map_x(x: ${T}, m: f32) -> ${T} { return ${def.map?.[kind] ?? 'x'}; }
 fn finish(acc: ${T}, m: f32) -> ${T} { let n = f32(u_n()); return ${def.final}; }`;
-  shader.fn(storeHelpers(dt)).fn(FLOAT_HELPERS).fn(int64Helpers(fns)).fn(fns);
+  shader.fn(storeHelpers(dt)).fn(int64Helpers(fns)).fn(fns);
   const init = ARITH[def.init][kind];
   const size = short ? 1 : rowWorkgroupSize(split.n);
   const row = short ? 'gi' : 'wg';
@@ -116,15 +118,16 @@ fn finish(acc: ${T}, m: f32) -> ${T} { let n = f32(u_n()); return ${def.final}; 
   const loop = (body) => `for (var j = ${first}; j < u_n(); j += ${size}u) { let x = X[base + e_offset(j)]; ${body} }`;
   let body = `  let base = r_offset(${row});\n  var m = 0.0;\n`;
   if (def.shifted) {
-    body += `  m = -inf_f32(0u);\n  ${loop('m = max_nan(m, x);')}\n`;
+    body += `  m = -inf_f();\n  ${loop('m = max_nan_f(m, x);')}\n`;
     if (!short) {
-      addWorkgroupReduce(shader, 'wg_max', 'f32', 'max_nan(a, b)', size);
+      addWorkgroupReduce(shader, 'wg_max', 'f32', 'max_nan_f(a, b)', size);
       body += '  m = wg_max(m, li);\n';
     }
   }
   body += `  var acc: ${T} = ${init};\n  ${loop('acc = combine(acc, map_x(x, m));')}\n`;
   if (short) {
     shader.main(`${body}  Y[gi] = ${storeExpr(dt, 'finish(acc, m)')};`);
+    addMathHelpers(shader);
     L.step({shader, values: [L.value(input), out], uniforms, threads: split.rows, label});
     return;
   }
@@ -132,6 +135,7 @@ fn finish(acc: ${T}, m: f32) -> ${T} { let n = f32(u_n()); return ${def.final}; 
   shader.main(`  if (wg >= u_rows()) { return; }
 ${body}  acc = wg_red(acc, li);
   if (li == 0u) { Y[wg] = ${storeExpr(dt, 'finish(acc, m)')}; }`, {workgroupSize: size, guard: false});
+  addMathHelpers(shader);
   L.step({shader, values: [L.value(input), out], uniforms, groups: split.rows, label});
 }
 

@@ -4,8 +4,9 @@
  * or normalised over), both addressed through strides held in uniforms, and one workgroup (or,
  * for short rows, one invocation) handles one row. useShortRows() picks between the two.
  *
- * Also the WGSL helpers these kernels share: NaN-propagating max/min, ±Inf without constant
- * folding, and a two-level workgroup reduction (256 invocations, two barriers).
+ * Also the two-level workgroup reduction these kernels share (256 invocations, two barriers).
+ * Their float math (NaN tests, NaN-propagating max/min, ±Inf, exp, log, sqrt) is gpu/math.js's,
+ * added by addMathHelpers(shader) once a kernel's text is complete.
  */
 import {declareIndexer} from '../gpu/wgsl.js';
 import {stridesOf} from '../shape/common.js';
@@ -72,52 +73,6 @@ export function declareRowIndexers(shader, split, k, rowPrefix, elemPrefix) {
     [`${elemPrefix}_shape`]: split.elem.shape, [`${elemPrefix}_strides`]: split.elem.strides[k],
   };
 }
-
-/**
- * WGSL: is_nan, is_finite, NaN-propagating max_nan/min_nan and inf_f32() for f32, computed through the bit
- * patterns so that no fast-math assumption removes them; exp_acc and log_acc, accurate to a few ULP
- * (the WGSL builtins are not, near 0 for log and for large |x| for exp).
- */
-export const FLOAT_HELPERS = `
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
-fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
-fn inf_f32(zero: u32) -> f32 { return bitcast<f32>(0x7f800000u + zero); }
-fn nan_f32(zero: u32) -> f32 { return bitcast<f32>(0x7fc00000u + zero); }
-fn max_nan(a: f32, b: f32) -> f32 { return select(max(a, b), nan_f32(0u), is_nan(a) || is_nan(b)); }
-fn min_nan(a: f32, b: f32) -> f32 { return select(min(a, b), nan_f32(0u), is_nan(a) || is_nan(b)); }
-// exp(x) within about 1 ULP for finite x (the builtin's x * log2(e) rounding costs up to ~|x| ULP):
-// Cody-Waite reduction x = k ln2 + r, |r| <= ln2 / 2, then a degree-7 Taylor polynomial.
-// Exactly 0 below -104 (-Inf included), +Inf above 88.8; NaN gives an unspecified value.
-fn exp_acc(x: f32) -> f32 {
-  if (x < -104.0) { return 0.0; }
-  if (x > 88.8) { return inf_f32(0u); }
-  let k = round(x * 1.4426950408889634);
-  let r = (x - k * 0.693145751953125) - k * 1.4286068203094172e-6;
-  let p = 1.0 + r * (1.0 + r * (0.5 + r * (0.16666667 + r * (0.041666668 + r * (0.008333334 + r * (0.0013888889 + r * 0.0001984127))))));
-  return ldexp(p, i32(k));
-}
-// log(x) within about 2 ULP: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s),
-// s = (m - 1) / (m + 1), by its odd series; e ln2 added in two parts. NaN or x < 0 -> NaN,
-// 0 -> -Inf, +Inf -> +Inf.
-fn log_acc(x: f32) -> f32 {
-  if (is_nan(x) || x < 0.0) { return nan_f32(0u); }
-  if (x == 0.0) { return -inf_f32(0u); }
-  if (!is_finite(x)) { return x; }
-  var b = bitcast<u32>(x);
-  var e = i32((b >> 23u) & 0xffu) - 127;
-  if ((b & 0x7f800000u) == 0u) {
-    b = bitcast<u32>(x * 8388608.0);
-    e = i32((b >> 23u) & 0xffu) - 150;
-  }
-  var m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
-  if (m > 1.4142135) { m = m * 0.5; e = e + 1; }
-  let s = (m - 1.0) / (m + 1.0);
-  let s2 = s * s;
-  let p = s2 * (0.33333334 + s2 * (0.2 + s2 * (0.14285715 + s2 * (0.11111111 + s2 * 0.09090909))));
-  let ef = f32(e);
-  return (ef * 0.693145751953125 + (2.0 * s + 2.0 * s * p)) + ef * 1.4286068203094172e-6;
-}
-`;
 
 /**
  * Whether one invocation per row beats one workgroup per row: on a CPU adapter always; on a GPU

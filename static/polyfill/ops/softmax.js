@@ -4,14 +4,16 @@
  * the others; long rows get one workgroup each (max and sum reduced in workgroup memory), short
  * rows one invocation each. As in the float64 definition, NaN anywhere in a row makes the row
  * NaN, as does +Inf or a row of only -Inf (x - max is NaN there); a -Inf entry among finite
- * ones gives 0. These are decided explicitly, not left to exp() of NaN/Inf.
+ * ones gives 0. These are decided explicitly (gpu/math.js's max_nan_f, is_finite_f and exp_f, which
+ * is 0 at -Inf and within 1 ULP elsewhere), not left to the driver's exp() of NaN/Inf.
  */
 import {checkDataType} from '../shape/common.js';
 import {checkAxis} from '../shape/reduce.js';
 import {FLOAT_TYPES} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
-import {FLOAT_HELPERS, addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
+import {addMathHelpers} from '../gpu/math.js';
+import {addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
 
@@ -35,40 +37,41 @@ function lowerSoftmax(node, L) {
   const shader = new Shader(short ? 'softmax_short' : 'softmax').read('X', T).write('Y', T);
   shader.uniform('rows').uniform('n');
   const uniforms = {rows: split.rows, n: split.n, ...declareRowIndexers(shader, split, 0, 'r', 'e')};
-  shader.fn(storeHelpers(dt)).fn(FLOAT_HELPERS);
-  const store = storeExpr(dt, 'select(nan_f32(0u), exp_shifted(f32(X[o]), m) / s, is_finite(m))');
-  // exp(x - max) through exp_acc (0 for x = -Inf); a row whose max is NaN or ±Inf is NaN.
-  shader.fn('fn exp_shifted(x: f32, m: f32) -> f32 { return exp_acc(x - m); }');
+  shader.fn(storeHelpers(dt));
+  // exp(x - max) (0 for x = -Inf); a row whose max is NaN or ±Inf is NaN.
+  const store = storeExpr(dt, 'select(nan_f(), exp_f(f32(X[o]) - m) / s, is_finite_f(m))');
   if (short) {
     shader.main(`
   let base = r_offset(gi);
-  var m = -inf_f32(0u);
-  for (var j = 0u; j < u_n(); j++) { m = max_nan(m, f32(X[base + e_offset(j)])); }
+  var m = -inf_f();
+  for (var j = 0u; j < u_n(); j++) { m = max_nan_f(m, f32(X[base + e_offset(j)])); }
   var s = 0.0;
-  for (var j = 0u; j < u_n(); j++) { s += exp_shifted(f32(X[base + e_offset(j)]), m); }
+  for (var j = 0u; j < u_n(); j++) { s += exp_f(f32(X[base + e_offset(j)]) - m); }
   for (var j = 0u; j < u_n(); j++) {
     let o = base + e_offset(j);
     Y[o] = ${store};
   }`);
+    addMathHelpers(shader);
     L.step({shader, values: [L.value(input), L.result(node)], uniforms, threads: split.rows, label: node.label});
     return;
   }
   const size = rowWorkgroupSize(split.n);
-  addWorkgroupReduce(shader, 'wg_max', 'f32', 'max_nan(a, b)', size);
+  addWorkgroupReduce(shader, 'wg_max', 'f32', 'max_nan_f(a, b)', size);
   addWorkgroupReduce(shader, 'wg_sum', 'f32', 'a + b', size);
   shader.main(`
   if (wg >= u_rows()) { return; }
   let base = r_offset(wg);
-  var m = -inf_f32(0u);
-  for (var j = li; j < u_n(); j += ${size}u) { m = max_nan(m, f32(X[base + e_offset(j)])); }
+  var m = -inf_f();
+  for (var j = li; j < u_n(); j += ${size}u) { m = max_nan_f(m, f32(X[base + e_offset(j)])); }
   m = wg_max(m, li);
   var s = 0.0;
-  for (var j = li; j < u_n(); j += ${size}u) { s += exp_shifted(f32(X[base + e_offset(j)]), m); }
+  for (var j = li; j < u_n(); j += ${size}u) { s += exp_f(f32(X[base + e_offset(j)]) - m); }
   s = wg_sum(s, li);
   for (var j = li; j < u_n(); j += ${size}u) {
     let o = base + e_offset(j);
     Y[o] = ${store};
   }`, {workgroupSize: size, guard: false});
+  addMathHelpers(shader);
   L.step({shader, values: [L.value(input), L.result(node)], uniforms, groups: split.rows, label: node.label});
 }
 
