@@ -4,6 +4,7 @@
 #                onnxruntime-web (npm, into static/demos/bench-ort/vendor/); re-runs only what changed
 #   make run     the dev server on http://127.0.0.1:8000/
 #   make test    the whole pytest suite, headless Chromium (installed if missing)
+#   make test-onnx   ONNX's operator tests through ORT-web's WebNN EP on the polyfill (see below)
 #   make bench-interop   the buffer-sharing benchmark (see below)
 # Variables: PYTHON (interpreter for the venv), PYTEST_ARGS (extra pytest arguments),
 # HOST/PORT (make run).
@@ -25,6 +26,8 @@ MODEL_SOURCES := $(wildcard server/models/*.py server/models/data/*)
 BENCH_MODELS_STAMP := server/models/generated/.bench-models
 # onnxruntime-web (pinned in tools/bench_ort.py), only the files the pages load; needs npm once.
 ORT_STAMP := static/demos/bench-ort/vendor/VERSION
+# ONNX's operator (node) test cases of the installed onnx package, for make test-onnx and tests/.
+ONNX_NODE_STAMP := server/models/generated/onnx-node/.generated
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
@@ -35,13 +38,14 @@ help:
 	@echo "make setup   create .venv and convert the model (idempotent)"
 	@echo "make run     serve on http://$(HOST):$(PORT)/"
 	@echo "make test    run the test suite in headless Chromium"
+	@echo "make test-onnx   ONNX's node tests through ORT-web's WebNN EP on the polyfill (table + bench-results/onnx-node.json)"
 	@echo "make clean   remove .venv, generated models and test results"
 	@echo "make bench-interop [BENCH_ARGS='--size large']  the WebNN/WebGPU buffer-sharing benchmark"
 	@echo "make bench [BENCH_ARGS='--runs 50 --profile']  every model x runtime: our builder code, ORT-web WebNN EP on the polyfill, ORT-web JSEP and native WebGPU"
 	@echo "make bench-ort   the same as make bench (its former name)"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter)"
 
-setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP)
+setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP) $(ONNX_NODE_STAMP)
 
 $(VENV_STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python >= 3.11 not found on PATH (set PYTHON=...)" >&2; exit 1; fi
@@ -62,6 +66,10 @@ $(BENCH_MODELS_STAMP): $(VENV_STAMP) tools/bench_models.py tools/export_onnx.py 
 $(ORT_STAMP): | $(VENV_STAMP)
 	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to install onnxruntime-web into $(@D)" >&2; exit 1; }
 	$(PY) -m tools.bench_ort --install-only
+
+$(ONNX_NODE_STAMP): $(VENV_STAMP) tools/onnx_node_cases.py
+	$(PY) -m tools.onnx_node_cases || { echo "error: writing the ONNX node test cases failed (python -m tools.onnx_node_cases)" >&2; exit 1; }
+	@mkdir -p $(@D) && touch $@
 
 run: setup
 	$(PY) -m server --host $(HOST) --port $(PORT)
@@ -91,3 +99,13 @@ bench-interop: setup
 bench bench-ort: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_ort $(BENCH_ARGS)
+
+# make test-onnx [ONNX_ARGS='--match test_reduce']: every selected ONNX node test case (make setup
+# writes them: ops in ORT-web's WebNN EP table, types WebNN has) through ORT-web's WebNN EP on this
+# polyfill with no CPU fallback, and through ORT's wasm EP, in one headless page
+# (static/demos/onnx-node/); prints a table per class and per operator and the failing cases, and
+# writes bench-results/onnx-node.json (tools/onnx_node_tests.py --help; docs/onnx-node-tests.md).
+.PHONY: test-onnx
+test-onnx: setup
+	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the ONNX node tests" >&2; exit 1; }; \
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.onnx_node_tests $(ONNX_ARGS)

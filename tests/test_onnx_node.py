@@ -1,0 +1,73 @@
+"""A fixed subset of ONNX's own operator tests through ONNX Runtime Web's WebNN EP on the polyfill.
+
+``tests/data/onnx_node_subset.txt`` names 168 cases of onnx 1.23.2's node tests (written by
+``make setup`` into ``server/models/generated/onnx-node/``, ``tools/onnx_node_cases.py``), one to
+three per operator family (104 families), all of which ORT-web 1.30.0's WebNN EP accepts with its
+CPU fallback disabled (31 only with their attribute-like inputs frozen into initializers: those
+go to the frozen model directly). One page (``/demos/onnx-node/``) runs them in batches through ORT's WebNN EP only (the
+full run, ``make test-onnx``, also runs ORT's wasm EP); every output must equal the case's expected
+one within ``tools/onnx_node_tests.compare``'s tolerance (float32 1e-4 + 1e-3·|want|, float16
+looser, integers and bools exactly, NaN = NaN). A case that ORT rejects, that throws or that is
+wrong fails the test, named with its operator, largest difference and error.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tools.onnx_node_cases import OUT as CASES_DIR, load_index
+from tools.onnx_node_tests import classify, load_meta, run_on_page
+
+SUBSET = Path(__file__).resolve().parent / "data" / "onnx_node_subset.txt"
+
+
+def _subset() -> list[tuple[str, str, bool]]:
+    """(case, family, frozen) per line of SUBSET (columns two spaces apart)."""
+    rows = []
+    for line in SUBSET.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, family, *flag = re.split(r"\s{2,}", line.strip())
+            rows.append((name, family, flag == ["frozen"]))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def index():
+    if not (CASES_DIR / "index.json").is_file():
+        pytest.fail(f"{CASES_DIR}/index.json is missing: make setup writes the ONNX node test cases "
+                    "(python -m tools.onnx_node_cases)")
+    return load_index()
+
+
+def test_subset_names_selected_cases_of_every_family(index):
+    cases = {c["name"]: c for c in index["cases"]}
+    subset = _subset()
+    assert len(subset) >= 150
+    assert len({n for n, _, _ in subset}) == len(subset), "a case is listed twice"
+    for name, family, frozen in subset:
+        assert name in cases, f"{name} is not an onnx {index['onnxVersion']} node test case"
+        assert cases[name]["selected"], f"{name} is not selected: {cases[name].get('reason')}"
+        assert cases[name]["op"] == family, f"{name} tests {cases[name]['op']}, listed as {family}"
+        assert not frozen or cases[name]["frozen"], f"{name} has no attribute-like inputs to freeze"
+    assert len({f for _, f, _ in subset}) >= 100  # the operator families of the first full run's right cases
+
+
+def test_onnx_node_subset_through_ort_webnn_ep(webnn_page, server_url, index):
+    subset = _subset()
+    names = [n for n, _, _ in subset]
+    results = run_on_page(webnn_page, server_url, names, wasm=False,
+                          frozen_first=[n for n, _, frozen in subset if frozen])
+    assert [r["name"] for r in results] == names
+    family = {n: f for n, f, _ in subset}
+    failures = []
+    for result in results:
+        row = classify(result, load_meta(result["name"]))
+        if row["class"] != "right":
+            diff = row.get("maxDiff")
+            failures.append(f"{row['name']} ({family[row['name']]}): {row['class']}"
+                            + (f", max diff {diff:.3g}" if diff is not None else "")
+                            + f": {row.get('error') or row.get('why') or ''}")
+    assert not failures, f"{len(failures)} of {len(subset)} cases not right:\n" + "\n".join(failures)
