@@ -15,7 +15,9 @@ expected one (:func:`compare`) and classifies the case (:func:`classify`):
   wasm session cannot be created (ORT has no wasm kernel for it) is judged on WebNN alone.
 
 Prints a table per class and per operator and writes JSON (``--out``, default
-bench-results/onnx-node.json). ``--cases`` takes a comma list or ``@file``; ``--match`` a substring.
+bench-results/onnx-node.json). ``--write-subset RUN_JSON`` rewrites tests/data/onnx_node_subset.txt
+(the cases ``make test`` runs) from such a JSON instead (:func:`choose_subset`). ``--cases`` takes a
+comma list or ``@file``; ``--match`` a substring.
 Exit status: 0 when no accepted, wasm-right case is wrong or failed, 1 otherwise, 2 when the run
 itself failed.
 """
@@ -236,6 +238,40 @@ def format_failures(rows: list[dict[str, Any]], ops: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+SUBSET = Path(__file__).resolve().parent.parent / "tests" / "data" / "onnx_node_subset.txt"
+SUBSET_HEADER = """\
+# ONNX node test cases that tests/test_onnx_node.py runs through ORT-web's WebNN EP on the polyfill.
+# Written by `python -m tools.onnx_node_tests --write-subset RUN.json` from a full run ({when}).
+# Of the cases that were right, per operator family (index.json's `op`; a function expansion is its
+# own family): 1 case when the family had <= 5 right cases, 2 when <= 12, else 3, evenly spaced over
+# the family's names in sorted order. Columns (two spaces apart): case name, family, and `frozen`
+# where ORT's WebNN EP accepted the case only with its attribute-like inputs frozen into
+# initializers (the test goes to the frozen model directly).
+"""
+
+
+def choose_subset(rows: list[dict[str, Any]], ops: dict[str, str]) -> list[tuple[str, str, bool]]:
+    """(case, family, frozen) of the subset SUBSET_HEADER describes, from a run's classified rows."""
+    families: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row["class"] == "right":
+            families[ops[row["name"]]].append(row)
+    chosen = []
+    for family in sorted(families):
+        members = sorted(families[family], key=lambda r: r["name"])
+        n = 1 if len(members) <= 5 else 2 if len(members) <= 12 else 3
+        picks = sorted({round(i * (len(members) - 1) / (n - 1)) for i in range(n)}) if n > 1 else [0]
+        chosen += [(members[i]["name"], family, bool(members[i].get("frozen"))) for i in picks]
+    return chosen
+
+
+def write_subset(run: dict[str, Any], ops: dict[str, str], when: str, path: Path = SUBSET) -> int:
+    """Write choose_subset's cases to ``path``; returns how many."""
+    lines = [f"{name}  {family}" + ("  frozen" if frozen else "") for name, family, frozen in choose_subset(run["cases"], ops)]
+    path.write_text(SUBSET_HEADER.format(when=when) + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return len(lines)
+
+
 def select(index: dict[str, Any], cases: str | None, match: str | None) -> list[str]:
     names = [c["name"] for c in index["cases"] if c["selected"]]
     if cases:
@@ -257,7 +293,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=BATCH, help=f"cases per page call (default {BATCH})")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one batch may take")
+    parser.add_argument("--write-subset", type=Path, metavar="RUN_JSON",
+                        help=f"only rewrite {SUBSET.relative_to(SUBSET.parent.parent.parent)} from a full run's JSON")
     args = parser.parse_args(argv)
+    if args.write_subset:
+        run = json.loads(args.write_subset.read_text(encoding="utf-8"))
+        ops = {c["name"]: c["op"] for c in load_index()["cases"]}
+        when = f"onnx {run.get('onnxVersion', '?')}, Chromium {run.get('browser', '?')}"
+        print(f"wrote {write_subset(run, ops, when)} cases to {SUBSET}")
+        return 0
     try:
         index = load_index()
         names = select(index, args.cases, args.match)
