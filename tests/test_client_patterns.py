@@ -15,7 +15,7 @@ import numpy as np
 
 from tests.graph_runner import run_js
 from tests.reference import recurrent as recurrent_ref
-from tests.tolerance import assert_abs
+from tests.tolerance import assert_abs, assert_exact
 
 #: float32 unit roundoff
 EPS32 = 2.0 ** -24
@@ -38,7 +38,8 @@ for (const [name, o] of Object.entries(outs)) fetches[name] = await ctx.createTe
 ctx.dispatch(graph, feeds, fetches);
 const result = {};
 for (const [name, t] of Object.entries(fetches)) {
-  result[name] = {shape: outs[name].shape, values: Array.from(new Float32Array(await ctx.readTensor(t)))};
+  const A = {float32: Float32Array, uint8: Uint8Array}[outs[name].dataType];
+  result[name] = {dataType: outs[name].dataType, shape: outs[name].shape, values: Array.from(new A(await ctx.readTensor(t)))};
 }
 ctx.destroy();
 return result;
@@ -47,12 +48,13 @@ return result;
 
 def run(page, server_url, graph_js: str, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Build ``graph_js`` (``(builder, inputs) => {name: operand}``) over float32/int64 ``inputs``,
-    compute it once, and return the float32 outputs."""
+    compute it once, and return the (float32 or uint8) outputs."""
     described = {name: {"dataType": "int64" if a.dtype == np.int64 else "float32", "shape": list(a.shape),
                         "values": a.ravel().tolist()} for name, a in inputs.items()}
     result = run_js(page, server_url, _RUN % {"inputs": json.dumps(described), "graph": graph_js})
     assert "ok" in result, result
-    return {name: np.array(o["values"], np.float32).reshape(o["shape"]) for name, o in result["ok"].items()}
+    return {name: np.array(o["values"], {"float32": np.float32, "uint8": np.uint8}[o["dataType"]]).reshape(o["shape"])
+            for name, o in result["ok"].items()}
 
 
 #: ORT-web's RotaryEmbedding decomposition for a 4-D input [batch, heads, seq, head] without
@@ -117,3 +119,36 @@ def test_lstm_outputs_array_is_the_callers(webnn_page, server_url):
     assert np.abs(h - c).max() > 0.05 and np.abs(h).max() > 0.05  # a swap would be visible
     for name, expected in (("h", h), ("c", c), ("seq", seq)):
         assert_abs(got[name], expected, 1e-5, np.float32)
+
+
+#: ORT-web's DynamicQuantizeLinear decomposition (dynamicQuantizeLinear_op_builder.cc), as it calls
+#: our builder: scale = (max(x, 0) - min(x, 0)) / 255, zeroPoint = roundEven(clamp(-min / scale)),
+#: then quantizeLinear with the [1]-shaped scale and zeroPoint.
+_DYNAMIC_QUANTIZE_GRAPH = """(b, {x}) => {
+  const zero = b.constant({dataType: 'float32', shape: []}, new Float32Array([0]));
+  const qmax = b.constant({dataType: 'float32', shape: []}, new Float32Array([255]));
+  const lo = b.min(b.reduceMin(x), zero);
+  const scale = b.div(b.sub(b.max(b.reduceMax(x), zero), lo), qmax);
+  const zp = b.cast(b.roundEven(b.clamp(b.sub(zero, b.div(lo, scale)), {minValue: 0, maxValue: 255})), 'uint8');
+  const y = b.quantizeLinear(x, b.reshape(scale, [1]), b.reshape(zp, [1]));
+  return {y, scale, zp};
+}"""
+
+
+def test_dynamic_quantize_linear_decomposition(webnn_page, server_url):
+    """The ONNX DynamicQuantizeLinear case's input (whose x / scale rounds onto 25.5 in float32)
+    plus negative data, 1-D as in ORT's mapping of that case: y, scale and zero point are exactly ONNX's definition, which
+    divides and rounds in float32 as the spec's quantizeLinear emulation does (roundEven(div()))."""
+    rng = np.random.default_rng(11)
+    sample = np.array([0, 2, -3, -2.5, 1.34, 0.5], np.float32)
+    x = np.concatenate([sample, rng.uniform(-3, 2, 31).astype(np.float32)])
+    got = run(webnn_page, server_url, _DYNAMIC_QUANTIZE_GRAPH, {"x": x})
+
+    lo, hi = np.float32(min(x.min(), 0)), np.float32(max(x.max(), 0))
+    scale = np.float32((hi - lo) / np.float32(255))
+    zp = np.clip(np.rint(np.float32(0) - lo / scale), 0, 255)
+    y = np.clip(np.rint(x / scale).astype(np.float64) + zp, 0, 255).astype(np.uint8)
+    assert y.ravel()[5] == 179  # 0.5 / scale = 25.5 in float32 -> 26, + 153
+    assert_exact(got["scale"], scale.reshape(()))
+    assert_exact(got["zp"], np.uint8(zp).reshape(()))
+    assert_exact(got["y"], y)

@@ -263,21 +263,30 @@ def test_integer_unary_wrap(webnn_page, server_url):
 
 
 def test_quantize_large_and_tied_values(webnn_page, server_url):
-    """quantizeLinear rounds exactly: ties from k/2 * scale, quotients past 2^22 and 2^24 (int32),
-    NaN -> zeroPoint, saturation; dequantizeLinear of the extremes of int32/uint32."""
-    scale = np.array([0.125, 3.0, 0.1], np.float32)
+    """quantizeLinear rounds the spec's float32 quotient x / scale half to even: ties from k/2 *
+    scale, quotients past 2^22 and 2^24 (int32), NaN -> zeroPoint, saturation, and (last row)
+    quotients that round onto a tie in float32 although the exact ratio is not one (ONNX's
+    DynamicQuantizeLinear case: 0.5 / fl(5/255) = 25.5 -> 26); dequantizeLinear of the
+    extremes of int32/uint32."""
+    s255 = np.float32(5 / 255)
+    scale = np.array([0.125, 3.0, 0.1, s255], np.float32)
     x = np.array([[2.5 * 0.125, -3.5 * 0.125, 1e9 + 64, 3 * (2 ** 22 + 0.5), 7.0e8, np.nan],
                   [1.5 * 3.0, 4.5 * 3.0, -2.5 * 3.0, 3.0 * (2 ** 23 + 1), 6.1e9, -6.1e9],
-                  [0.05, 0.15, 0.25, 123456.75, 1e7, -1e9]], np.float32)
+                  [0.05, 0.15, 0.25, 123456.75, 1e7, -1e9],
+                  [(k + 0.5) * s255 for k in (25, -26, 6, -7, 49, -50)]], np.float32)
+    tied = (x[3] / s255) % 1 == 0.5
+    exact = np.rint(x[3].astype(np.float64) / np.float64(s255))
+    assert tied.all() and (exact != np.rint(x[3] / s255)).all()  # the exact ratios round the other way
     cases, expected = [], []
     for zp_type in ("int32", "uint32", "int8", "uint8"):
-        zp = np.array([[3], [0], [1]], ref.NUMPY[zp_type])
-        desc = {"inputs": {"x": {"dataType": "float32", "shape": [3, 6]}, "s": {"dataType": "float32", "shape": [3, 1]},
-                           "z": {"dataType": zp_type, "shape": [3, 1]}},
+        zp = np.array([[3], [0], [1], [153]], ref.NUMPY[zp_type]) if zp_type == "uint8" else \
+            np.array([[3], [0], [1], [2]], ref.NUMPY[zp_type])
+        desc = {"inputs": {"x": {"dataType": "float32", "shape": [4, 6]}, "s": {"dataType": "float32", "shape": [4, 1]},
+                           "z": {"dataType": zp_type, "shape": [4, 1]}},
                 "operators": [{"op": "quantizeLinear", "args": [{"operand": "x"}, {"operand": "s"}, {"operand": "z"}], "outputs": "y"}],
                 "outputs": ["y"]}
-        cases.append((desc, {"x": x, "s": scale.reshape(3, 1), "z": zp}))
-        expected.append(ref.quantize_linear(x, scale.reshape(3, 1), zp))
+        cases.append((desc, {"x": x, "s": scale.reshape(4, 1), "z": zp}))
+        expected.append(ref.quantize_linear(x, scale.reshape(4, 1), zp))
     for dt in ("int32", "uint32"):
         lo, hi = ref.INT_RANGE[dt]
         q = np.array([lo, hi, 0, 12345], ref.NUMPY[dt])

@@ -308,11 +308,18 @@ def dequantize_linear(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) 
 
 
 def quantize_linear(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) -> np.ndarray:
-    """Spec §quantizeLinear: saturate(roundEven(x / scale) + zeroPoint) in zeroPoint's type."""
-    s = blockwise_expand(np.asarray(scale, np.float64), x.shape)
+    """Spec §quantizeLinear: saturate(roundEven(x / scale) + zeroPoint) in zeroPoint's type.
+
+    ``x / scale`` is the spec's div() in the input's type (its emulation is
+    roundEven(div(input, scale))), so the quotient is rounded to float32 / float16 (NumPy's IEEE
+    division) before roundEven, as in ONNX's QuantizeLinear; roundEven, the zeroPoint's addition
+    and the saturation are exact (float64).
+    """
+    x = np.asarray(x)
+    s = blockwise_expand(np.asarray(scale, x.dtype), x.shape)
     z = blockwise_expand(zero_point, x.shape).astype(np.float64)
     lo, hi = INT_RANGE[zero_point.dtype.name]
     with np.errstate(all="ignore"):
-        q = np.rint(np.asarray(x, np.float64) / s) + z
+        q = np.rint((x / s).astype(np.float64)) + z
     q = np.where(np.isnan(q), z, q)
     return np.clip(q, lo, hi).astype(zero_point.dtype)

@@ -7,8 +7,9 @@
  *   dequantizeLinear: output = (input - zeroPoint) * scale. The difference is formed exactly
  *     (64-bit) and rounded once to f32, then multiplied (one more rounding; exact for 8-bit
  *     inputs with |difference| * scale representable).
- *   quantizeLinear: output = saturate(roundEven(input / scale) + zeroPoint) to the output type.
- *     The rounding is exact (see quantize_i64), so the result equals the float64 reference's.
+ *   quantizeLinear: output = saturate(roundEven(input / scale) + zeroPoint) to the output type,
+ *     the quotient rounded to the input's type as the spec's div() does (see quantizeRound), the
+ *     zeroPoint added and the result saturated exactly (64-bit).
  */
 import {typeError} from '../errors.js';
 import {elementCount} from '../dtypes.js';
@@ -32,31 +33,21 @@ const RANGES = {
 };
 
 /**
- * roundEven(x / s) as an int64, exactly: x / s is correctly rounded (div_f); below 2^23 a tie
- * that rounding produced is settled from the exact residual x - (k + 1/2) s; from 2^24 on, where
- * the f32 quotient is an even integer, the residual's rounded quotient is added back (exact ties
- * cannot occur there: x would need 25 significant bits). Saturates at ±2^40; NaN gives 0.
+ * roundEven(x / s) as an int64, where x / s is the spec's div() in the input's type: correctly
+ * rounded to f32 (div_f), then to binary16 for float16 inputs (f16_round; rounding the f32
+ * quotient again is exact rounding, 24 >= 2 * 11 + 2 bits). A quotient that rounds onto a tie
+ * rounds to even, as the spec's emulation roundEven(div(input, scale)) and ONNX's
+ * QuantizeLinear do (0.5 / fl(5 / 255) is 25.5 in f32 although the exact ratio is below 25.5).
+ * Saturates at ±2^40; NaN gives 0.
  */
-const QUANTIZE_ROUND = `fn quantize_i64(x: f32, s: f32) -> vec2<u32> {
-  let t = div_f(x, s);
+function quantizeRound(inputType) {
+  const quotient = inputType === 'float16' ? 'f16_round(div_f(x, s))' : 'div_f(x, s)';
+  return `fn quantize_i64(x: f32, s: f32) -> vec2<u32> {
+  let t = ${quotient};
   if (is_nan_f(t)) { return vec2<u32>(0u, 0u); }
-  let at = abs(t);
-  if (at >= 1099511627776.0) { return f32_to_i64(clamp(t, -1099511627776.0, 1099511627776.0)); }
-  if (at >= 16777216.0) {
-    let p = opaque_f(t * s);
-    let r = (x - p) - two_prod_err(t, s, p);
-    return i64_add(f32_to_i64(t), f32_to_i64(round_even_f(div_f(r, s))));
-  }
-  var q = round_even_f(t);
-  let fl = floor(t);
-  if (t - fl == 0.5) {
-    let m = fl + 0.5;
-    let p = opaque_f(m * s);
-    let r = (x - p) - two_prod_err(m, s, p);
-    if (r != 0.0) { q = select(fl, fl + 1.0, (r > 0.0) == (s > 0.0)); }
-  }
-  return f32_to_i64(q);
+  return f32_to_i64(clamp(round_even_f(t), -1099511627776.0, 1099511627776.0));
 }`;
+}
 
 /** Spec steps shared by both operators (ranks, equal shapes, blockwise broadcastable). */
 function checkScaleZeroPoint(si, ss, sz, label) {
@@ -114,9 +105,11 @@ function lowerQuantize(node, L) {
     for (let d = rank - 1; d >= 0; d--) { strides[d] = st; st *= scale.shape[d]; }
     Object.assign(uniforms, {shape: input.shape, block: input.shape.map((d, i) => d / scale.shape[i]), s_strides: strides});
   }
-  const helpers = helpersUsedIn(LIBRARY, node.op === 'quantizeLinear' ? expr + QUANTIZE_ROUND : expr);
+  const round = node.op === 'quantizeLinear' ? quantizeRound(input.dataType) : '';
+  const helpers = helpersUsedIn(LIBRARY, expr + round);
   shader.fn(storeHelpers(out.dataType)).fn(collectHelpers(LIBRARY, helpers));
-  if (node.op === 'quantizeLinear') shader.fn(QUANTIZE_ROUND);
+  if (input.dataType === 'float16' && out.dataType !== 'float16') shader.fn(storeHelpers(input.dataType));
+  if (round) shader.fn(round);
   shader.fn(rank === 0 ? 'fn s_offset(i: u32) -> u32 { return 0u; }' : `fn s_offset(i: u32) -> u32 {
   var rem = i;
   var off = 0u;
