@@ -16,10 +16,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import base64
+
+import numpy as np
 import pytest
 
 from tools.onnx_node_cases import OUT as CASES_DIR, load_index
-from tools.onnx_node_tests import classify, load_meta, run_on_page
+from tools.onnx_node_tests import classify, compare, load_meta, run_on_page
 
 SUBSET = Path(__file__).resolve().parent / "data" / "onnx_node_subset.txt"
 
@@ -32,6 +35,53 @@ def _subset() -> list[tuple[str, str, bool]]:
             name, family, *flag = re.split(r"\s{2,}", line.strip())
             rows.append((name, family, flag == ["frozen"]))
     return rows
+
+
+def test_compare_float32_tolerance_nan_and_inf():
+    want = np.array([1.0, -200.0, np.nan, np.inf, -np.inf, 0.0], np.float32)
+    inside = np.array([1.0 + 1.09e-3, -200.0 - 0.2, np.nan, np.inf, -np.inf, 0.9e-4], np.float32)
+    assert compare(inside, want)[0]
+    for i, bad in [(0, 1.0 + 2.2e-3), (2, 0.0), (3, 3e38), (4, np.inf), (5, np.nan)]:
+        got = want.copy()
+        got[i] = bad
+        agree, diff, why = compare(got, want)
+        assert not agree and diff > 0 and "1 of 6" in why, (i, bad)
+
+
+def test_compare_float16_is_looser_integers_and_bools_exact():
+    want = np.array([0.5, -3.0], np.float16)
+    assert compare(np.array([0.5 + 5e-3, -3.0 - 3e-2], np.float16), want)[0]
+    assert not compare(np.array([0.5 + 2e-2, -3.0], np.float16), want)[0]
+    assert compare(np.array([-2, 7], np.int64), np.array([-2, 7], np.int64)) == (True, 0.0, "")
+    assert not compare(np.array([-2, 8], np.int64), np.array([-2, 7], np.int64))[0]
+    assert not compare(np.array([1, 0], np.uint8), np.array([True, True]))[0]
+    assert not compare(np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32))[0]  # shape
+    assert not compare(np.zeros(2, np.float32), np.zeros(2, np.int32))[0]  # float where ints are due
+
+
+def _encoded(array):
+    return {"name": "y", "type": "float32", "shape": list(array.shape), "dims": list(array.shape),
+            "bytes": base64.b64encode(array.astype("<f4").tobytes()).decode()}
+
+
+def test_classify_separates_ort_webnn_and_wasm_outcomes():
+    y = np.array([1.0, 2.0], np.float32)
+    meta = {"datasets": [{"outputs": [_encoded(y)]}]}
+    right, wrong = {"builds": 1, "outputs": [[_encoded(y)]]}, {"builds": 1, "outputs": [[_encoded(y + 1)]]}
+    assert classify({"name": "a", "webnn": right, "wasm": right}, meta)["class"] == "right"
+    assert classify({"name": "a", "webnn": wrong, "wasm": right}, meta)["class"] == "wrong"
+    assert classify({"name": "a", "webnn": wrong, "wasm": wrong}, meta)["class"] == "wasm-wrong"
+    no_kernel = {"stage": "session", "error": "Error: Can't create a session. no kernel"}
+    assert classify({"name": "a", "webnn": wrong, "wasm": no_kernel}, meta)["class"] == "wrong"
+    threw = classify({"name": "a", "webnn": {"stage": "run", "error": "TypeError: x", "builds": 1}}, meta)
+    assert threw["class"] == "error" and threw["accepted"]
+    by_ort = classify({"name": "a", "webnn": {"stage": "session", "error": "Error: Can't create a session. CPU EP"}}, meta)
+    assert (by_ort["class"], by_ort["rejectedBy"]) == ("rejected", "ort")
+    by_webnn = classify({"name": "a", "webnn": {"stage": "session", "error": "Error: Can't create a session. CPU EP",
+                                                 "frozenError": "TypeError: [clamp] minValue 2 > maxValue 1"}}, meta)
+    assert (by_webnn["class"], by_webnn["rejectedBy"]) == ("rejected", "webnn")
+    frozen = classify({"name": "a", "webnn": {**right, "frozen": True}}, meta)
+    assert frozen["class"] == "right" and frozen["frozen"]
 
 
 @pytest.fixture(scope="module")

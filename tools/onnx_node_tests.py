@@ -77,7 +77,7 @@ def compare(got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: float = 
     with np.errstate(invalid="ignore"):
         err = np.where(both_nan | same_inf, 0.0, np.abs(g - w))
         err = np.where(np.isnan(err), np.inf, err)
-    bad = err > a + r * np.abs(np.where(np.isinf(w), 0, w))
+    bad = err > a + r * np.abs(np.where(np.isfinite(w), w, 0))  # NaN/Inf wants: only exact matches pass
     diff = float(err.max()) if err.size else 0.0
     return not bad.any(), diff, "" if not bad.any() else f"{int(bad.sum())} of {bad.size} values off"
 
