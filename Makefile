@@ -104,7 +104,8 @@ bench bench-ort: setup
 # writes them: ops in ORT-web's WebNN EP table, types WebNN has) through ORT-web's WebNN EP on this
 # polyfill with no CPU fallback, and through ORT's wasm EP, in one headless page
 # (static/demos/onnx-node/); prints a table per class and per operator and the failing cases, and
-# writes bench-results/onnx-node.json (tools/onnx_node_tests.py --help; docs/onnx-node-tests.md).
+# writes bench-results/onnx-node.json (tools/onnx_node_tests.py --help; docs/onnx-node-tests.md);
+# fails when a judged case is wrong without an ORT-side verdict in tests/data/onnx_node_ort_verdicts.txt.
 .PHONY: test-onnx
 test-onnx: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the ONNX node tests" >&2; exit 1; }; \

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from tools.onnx_node_cases import OUT as CASES_DIR, load_index
-from tools.onnx_node_tests import classify, compare, load_meta, run_on_page
+from tools.onnx_node_tests import classify, compare, load_meta, ort_verdicts, run_on_page
 
 SUBSET = Path(__file__).resolve().parent / "data" / "onnx_node_subset.txt"
 
@@ -103,6 +103,14 @@ def test_subset_names_selected_cases_of_every_family(index):
         assert cases[name]["op"] == family, f"{name} tests {cases[name]['op']}, listed as {family}"
         assert not frozen or cases[name]["frozen"], f"{name} has no attribute-like inputs to freeze"
     assert len({f for _, f, _ in subset}) >= 100  # 105 operator families had right cases in the run it came from
+
+
+def test_ort_verdicts_name_selected_cases_outside_the_subset(index):
+    cases = {c["name"]: c for c in index["cases"]}
+    verdicts = ort_verdicts()
+    assert len(verdicts) >= 20 and all(verdicts.values())
+    assert all(cases[name]["selected"] for name in verdicts)
+    assert not set(verdicts) & {n for n, _, _ in _subset()}
 
 
 def test_onnx_node_subset_through_ort_webnn_ep(webnn_page, server_url, index):

@@ -18,8 +18,8 @@ Prints a table per class and per operator and writes JSON (``--out``, default
 bench-results/onnx-node.json). ``--write-subset RUN_JSON`` rewrites tests/data/onnx_node_subset.txt
 (the cases ``make test`` runs) from such a JSON instead (:func:`choose_subset`). ``--cases`` takes a
 comma list or ``@file``; ``--match`` a substring.
-Exit status: 0 when no accepted, wasm-right case is wrong or failed, 1 otherwise, 2 when the run
-itself failed.
+Exit status: 0 when every judged case that is wrong or throws has an ORT-side verdict in
+tests/data/onnx_node_ort_verdicts.txt, 1 when one has none, 2 when the run itself failed.
 """
 
 from __future__ import annotations
@@ -223,9 +223,11 @@ def format_tables(run: dict[str, Any], ops: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def format_failures(rows: list[dict[str, Any]], ops: dict[str, str]) -> str:
-    """One line per accepted case that is not right (wrong, error, wasm-wrong)."""
-    lines = ["| case | op | class | max diff | error / why |", "|---|---|---|---:|---|"]
+def format_failures(rows: list[dict[str, Any]], ops: dict[str, str], known: dict[str, str] | None = None) -> str:
+    """One line per accepted case that is not right (wrong, error, wasm-wrong); ``known``: ORT-side
+    verdicts (case -> reason), shown in the last column."""
+    known = known or {}
+    lines = ["| case | op | class | max diff | error / why | known ORT-side verdict |", "|---|---|---|---:|---|---|"]
     for row in rows:
         if row["class"] in ("right", "rejected"):
             continue
@@ -234,11 +236,23 @@ def format_failures(rows: list[dict[str, Any]], ops: dict[str, str]) -> str:
         if row["class"] == "wasm-wrong":
             why = f"webnn {row.get('outcome')}; wasm {row.get('wasm')}: " + (row.get("wasmError") or row.get("wasmWhy") or "")
         lines.append(f"| {row['name']} | {ops[row['name']]} | {row['class']} | "
-                     f"{'' if diff is None else f'{diff:.3g}'} | {why[:200].replace('|', '/')} |")
+                     f"{'' if diff is None else f'{diff:.3g}'} | {why[:200].replace('|', '/')} | {known.get(row['name'], '')} |")
     return "\n".join(lines)
 
 
 SUBSET = Path(__file__).resolve().parent.parent / "tests" / "data" / "onnx_node_subset.txt"
+#: judged cases known to fail because of ORT's mapping (case -> reason); see docs/onnx-node-tests.md
+ORT_VERDICTS = SUBSET.parent / "onnx_node_ort_verdicts.txt"
+
+
+def ort_verdicts(path: Path = ORT_VERDICTS) -> dict[str, str]:
+    """case -> reason of ``path`` (columns two spaces apart; ``#`` lines are comments)."""
+    verdicts = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, reason = line.split("  ", 1)
+            verdicts[name] = reason.strip()
+    return verdicts
 SUBSET_HEADER = """\
 # ONNX node test cases that tests/test_onnx_node.py runs through ORT-web's WebNN EP on the polyfill.
 # Written by `python -m tools.onnx_node_tests --write-subset RUN.json` from a full run ({when}).
@@ -314,13 +328,23 @@ def main(argv: list[str] | None = None) -> int:
     run["onnxVersion"] = index["onnxVersion"]
     for row in run["cases"]:
         row["op"] = ops[row["name"]]
+    known = ort_verdicts()
+    for row in run["cases"]:
+        if row["name"] in known and row["class"] in ("wrong", "error"):
+            row["ortVerdict"] = known[row["name"]]
     print(format_tables(run, ops))
     print()
-    print(format_failures(run["cases"], ops))
+    print(format_failures(run["cases"], ops, known))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out} ({run['wallSeconds']} s)")
-    return 0 if not any(r["class"] in ("wrong", "error") for r in run["cases"]) else 1
+    new = [r["name"] for r in run["cases"] if r["class"] in ("wrong", "error") and r["name"] not in known]
+    fixed = sorted(set(known) & {r["name"] for r in run["cases"] if r["class"] == "right"})
+    if fixed:
+        print(f"now right, listed in {ORT_VERDICTS.name}: {', '.join(fixed)}")
+    if new:
+        print(f"{len(new)} wrong or failing cases without an ORT-side verdict: {', '.join(new)}")
+    return 1 if new else 0
 
 
 if __name__ == "__main__":
