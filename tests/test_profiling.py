@@ -14,6 +14,7 @@ HELPERS = """
 const {readProfile} = await import('/polyfill/profiling.js');
 const {graphSlots} = await import('/polyfill/graph.js');
 // conv2d 'c1' -> relu (no label) -> add 'sum' with a second input; 1x3x10x6 input, 4 filters.
+// c is an output too, so the conv stands alone and relu -> add fuse into one step.
 const x = Float32Array.from({length: 3 * 10 * 6}, (_, i) => Math.sin(i * 0.37) * 2 - 0.3);
 const w = Float32Array.from({length: 4 * 3 * 9}, (_, i) => Math.cos(i * 0.91) - 0.1);
 const z = Float32Array.from({length: 4 * 10 * 6}, (_, i) => (i % 7) - 3.5);
@@ -92,9 +93,10 @@ def test_profile_names_operators_and_times_steps(webnn_page, server_url):
     assert len(steps) == r["stepCount"]
     assert [s["index"] for s in steps] == list(range(len(steps)))
     ops = [[(o["type"], o["label"]) for o in s["operators"]] for s in steps]
-    # conv2d c1, then relu, then add 'sum'; the output c is the conv's own buffer (relu reads it).
-    assert ops == [[("conv2d", "c1")], [("relu", "")], [("add", "sum")]], ops
-    assert steps[0]["name"] == "c1" and steps[2]["name"] == "sum"
+    # conv2d c1 (a graph output, so nothing fuses into it), then relu and add 'sum' fused into
+    # one step (compile/fusion.js) that lists both operators, the producer first.
+    assert ops == [[("conv2d", "c1")], [("relu", ""), ("add", "sum")]], ops
+    assert steps[0]["name"] == "c1"
     assert all(isinstance(s["ms"], (int, float)) and s["ms"] > 0 for s in steps), steps
     assert abs(p["totalMs"] - sum(s["ms"] for s in steps)) < 1e-9
     assert r["counts"] == {"passes": 3 * len(steps), "timestamped": 3 * len(steps)}
@@ -161,5 +163,5 @@ def test_configure_context_profiles_a_gpu_device_context(webnn_page, server_url)
     """)
     assert r["offError"] == "TypeError"
     assert r["settings"] == {"fastReadback": True, "profiling": True}
-    assert r["runs"] == 1 and r["steps"] == 3
+    assert r["runs"] == 1 and r["steps"] == 2
     assert r["badError"] == "TypeError"

@@ -12,6 +12,8 @@
  *   L.result(node, i = 0)       a new temporary Value for the node's i-th output
  *   L.temp(bytes, label)        a scratch Value
  *   L.step({shader, values, uniforms, threads | groups})   append one dispatch
+ *   L.fusedStages(node)         the element-wise stages fused into node's step (compile/fusion.js),
+ *                               applied by the kernel's epilogue (ops/epilogue.js); [] for none
  *
  * Each step records `operators`: the builder operators ({type, label}) it was made for, taken
  * from `L.origin`, which the compiler sets while lowering each node (and for output copies and
@@ -37,6 +39,13 @@ export class Lowering {
     this.maxBinding = maxBindingBytes(ctx.device);
     /** @type {{type: string, label: string}[]} the builder operators steps appended now come from */
     this.origin = [];
+    /** @type {Map<object, object[]>} producer node -> fused stages (set by the compiler) */
+    this.tails = new Map();
+  }
+
+  /** The element-wise stages fused into `node`'s step, in order ([] when none). */
+  fusedStages(node) {
+    return this.tails.get(node) ?? [];
   }
 
   /** A new Value of `bytes` bytes (compute layout). */
@@ -79,11 +88,15 @@ export class Lowering {
     return value;
   }
 
-  /** A new temporary Value for output `index` of `node`, sized for its descriptor. */
+  /**
+   * A new temporary Value for output `index` of `node`, sized for its descriptor. With fused
+   * stages it holds the last stage's output (the producer's own output is never stored).
+   */
   result(node, index = 0) {
     const s = slots(node.outputs[index]);
     const v = this.newValue('temp', computeByteLength({dataType: s.dataType, shape: s.shape}), `${node.label}:${index}`);
-    this.byOperand.set(s, v);
+    const stages = this.fusedStages(node);
+    this.byOperand.set(stages.length ? slots(stages[stages.length - 1].node.outputs[0]) : s, v);
     return v;
   }
 

@@ -1,5 +1,6 @@
 /**
- * build(): graph -> fixed plan. Lowers the reachable nodes into steps, assigns pooled buffers to
+ * build(): graph -> fixed plan. Fuses element-wise chains into their producers (compile/fusion.js),
+ * lowers the reachable nodes into steps, assigns pooled buffers to
  * temporaries by lifetime (a buffer is reused once the last step reading its value has been
  * encoded), uploads constants once, creates every pipeline and the static bind groups ahead, and
  * packs all uniforms into one buffer. dispatch() only creates bind groups for the steps touching
@@ -12,6 +13,7 @@ import {contextSlots} from '../context.js';
 import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
 import {Lowering} from './lowering.js';
+import {planFusion} from './fusion.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -42,9 +44,14 @@ export async function compileGraph(context, entries) {
   const ctx = contextSlots(context);
   const L = new Lowering(ctx);
   const nodes = reachableNodes(entries.map(([, o]) => o));
+  const fusion = planFusion(nodes, entries.map(([, o]) => o));
+  L.tails = fusion.tails;
   for (const node of nodes) {
-    L.origin = [node.origin];
-    OPERATORS[node.op].lower(node, L);
+    // a fused group is lowered at its last stage, once every stage's other operand exists
+    const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
+    if (!producer) continue;
+    L.origin = [producer.origin, ...L.fusedStages(producer).map((st) => st.node.origin)];
+    OPERATORS[producer.op].lower(producer, L);
   }
 
   const outputDescriptors = new Map();

@@ -4,8 +4,8 @@
  * Every input layout ("nchw" | "nhwc") and filter layout ("oihw" | "hwio" | "ohwi" | "ihwo") is
  * read in place through per-dimension element strides passed as uniforms, so no transpose is ever
  * emitted. Three kernels, chosen at build time from the shapes:
- *  - pointwise (1x1 filter, stride 1, dilation 1, no padding, groups 1): a matrix product
- *    (ops/conv2d_pointwise.js, tiled in workgroup memory or register-blocked);
+ *  - pointwise (1x1 filter, stride 1, dilation 1, no padding, groups 1): a matrix product on
+ *    the one matrix core (matmul_kernels.js), see lowerPointwise();
  *  - depthwise (one input and one output channel per group, e.g. groups == channels): one
  *    invocation per 4 consecutive outputs of a row;
  *  - general: one invocation per (batch, row, 4 consecutive columns, block of 4 output channels
@@ -18,7 +18,9 @@ import {conv2dShape} from '../shape/conv.js';
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {tensorLimits, rankRange} from './limits.js';
-import {lowerPointwise} from './conv2d_pointwise.js';
+import {matmulStep} from './matmul_kernels.js';
+import {isSoftwareAdapter} from './adapter_kind.js';
+import {addEpilogue} from './epilogue.js';
 import {convGeometry, convMethod, declareWindowUniforms, windowUniforms} from './window.js';
 
 const F = ['float32', 'float16'];
@@ -87,7 +89,11 @@ function lowerDepthwise(node, L, g, values) {
   const shader = declareWindowUniforms(new Shader(unitW ? 'conv2d_depthwise_unit' : 'conv2d_depthwise').read('X', T).read('W', T));
   if (hasBias) shader.read('B', T);
   shader.write('Y', T).fn(storeHelpers(dt)).fn(LOAD_X).uniform('channels').uniform('blocks_w');
-  const store = (lane, j) => `  if (ow0 + ${j}u < u_out_size(1u)) { Y[ybase + (ow0 + ${j}u) * u_y_strides(3u)] = ${storeExpr(dt, `acc.${lane}`)}; }`;
+  const ep = addEpilogue(shader, L, node);
+  const store = (lane, j) => `  if (ow0 + ${j}u < u_out_size(1u)) {
+    let yi = ybase + (ow0 + ${j}u) * u_y_strides(3u);
+    Y[yi] = ${storeExpr(dt, `epilogue(acc.${lane}, yi)`)};
+  }`;
   const taps = unitW ? `
   let ih0 = i32(oh * u_stride(0u)) - i32(u_pad(0u));
   let iw0 = i32(ow0) - i32(u_pad(1u));
@@ -118,8 +124,8 @@ ${taps}
   let ybase = n * u_y_strides(0u) + c * u_y_strides(1u) + oh * u_y_strides(2u);
 ${['x', 'y', 'z', 'w'].map(store).join('\n')}`);
   const blocksW = Math.ceil(g.y.w / 4);
-  const uniforms = {...windowUniforms(node, g), channels: g.y.c, blocks_w: blocksW};
-  L.step({shader, values, uniforms, threads: g.y.n * g.y.c * g.y.h * blocksW, label: node.label});
+  const uniforms = {...windowUniforms(node, g), channels: g.y.c, blocks_w: blocksW, ...ep.uniforms};
+  L.step({shader, values: [...values, ...ep.values], uniforms, threads: g.y.n * g.y.c * g.y.h * blocksW, label: node.label});
 }
 
 /**
@@ -137,10 +143,14 @@ function lowerGeneral(node, L, g, values) {
   if (hasBias) shader.read('B', T);
   shader.write('Y', T).fn(storeHelpers(dt));
   shader.uniform('cin_per_group').uniform('cout_per_group').uniform('blocks').uniform('group_blocks').uniform('blocks_w');
+  const ep = addEpilogue(shader, L, node);
   const column = (j) => `  if (ow0 + ${j}u < u_out_size(1u)) {
     let yb = ybase + (ow0 + ${j}u) * u_y_strides(3u);
     let a = acc${j}${hasBias ? ' + bias' : ''};
-${['x', 'y', 'z', 'w'].map((lane, i) => `    if (count > ${i}u) { Y[yb + (oc0 + ${i}u) * u_y_strides(1u)] = ${storeExpr(dt, `a.${lane}`)}; }`).join('\n')}
+${['x', 'y', 'z', 'w'].map((lane, i) => `    if (count > ${i}u) {
+      let yi = yb + (oc0 + ${i}u) * u_y_strides(1u);
+      Y[yi] = ${storeExpr(dt, `epilogue(a.${lane}, yi)`)};
+    }`).join('\n')}
   }`;
   shader.main(`
   let ow0 = (gi % u_blocks_w()) * 4u;
@@ -180,8 +190,9 @@ ${[0, 1, 2, 3].map(column).join('\n')}`);
   const uniforms = {
     ...windowUniforms(node, g),
     cin_per_group: g.f.i, cout_per_group: coutPerGroup, blocks, group_blocks: groups * blocks, blocks_w: blocksW,
+    ...ep.uniforms,
   };
-  L.step({shader, values, uniforms, threads: g.y.n * groups * blocks * g.y.h * blocksW, label: node.label});
+  L.step({shader, values: [...values, ...ep.values], uniforms, threads: g.y.n * groups * blocks * g.y.h * blocksW, label: node.label});
 }
 
 /** Whether the node is a 1x1, stride 1, dilation 1, unpadded, ungrouped convolution. */
@@ -189,6 +200,52 @@ function isPointwise(node, g) {
   const {padding, strides, dilations, groups} = node.attrs;
   return groups === 1 && g.f.h === 1 && g.f.w === 1 && padding.every((p) => p === 0) &&
     strides.every((s) => s === 1) && dilations.every((d) => d === 1);
+}
+
+/**
+ * The matrix kernel of a pointwise conv2d of M output channels: the context slot
+ * `kernelOverrides.pointwise` ('tiled' | 'blocked', for tests) if set; on a CPU adapter
+ * (SwiftShader) 'blocked', since barriers and workgroup memory make the tiled kernel 3-10x slower
+ * there (1x16x112x112 -> 96 channels: 45 ms vs 485 ms); on hardware GPUs 'blocked' below 32
+ * output channels, which waste most of a 64-row tile (1x32x112x112 -> 16: blocked 0.08 ms, tiled
+ * 0.14 ms on an NVIDIA H200), else the matrix core's own choice (tiled is 2-3x faster for the
+ * K >= 144 projections: 1x1152x7x7 -> 320, 0.81 ms vs 0.36 ms per dispatch). Measured with
+ * tools/bench_conv.py on EfficientNet-Lite0's 33 pointwise layers.
+ * @returns {string|undefined} a matmulStep kernel, undefined for chooseMatmulKernel()'s
+ */
+function pointwiseKernel(ctx, M) {
+  const override = ctx.kernelOverrides?.pointwise;
+  if (override) return override;
+  if (isSoftwareAdapter(ctx) || M < 32) return 'blocked';
+  return undefined;
+}
+
+/**
+ * Pointwise conv2d as a matrix product per batch: Y[o, p] = sum_c W[o, c] * X[c, p] (+ bias[o]),
+ * p = h * width + w. Both layouts fit because the positions of one channel are equally spaced in
+ * memory (nchw: stride 1, nhwc: stride C): A = filter (M = output channels x K = input
+ * channels), B = input (K x N = height * width), the bias a C term broadcast along N; every
+ * operand is addressed through its (row, column) strides, so nothing is copied.
+ */
+function lowerPointwise(node, L, g, values) {
+  const [x, w, bias, y] = node.attrs.hasBias ? values : [values[0], values[1], undefined, values[2]];
+  const batched = g.x.n > 1;
+  matmulStep(L, {
+    node,
+    label: node.label,
+    dataType: node.outputs[0].dataType,
+    kernel: pointwiseKernel(L.ctx, g.f.o),
+    a: w, b: x, c: bias, y,
+    M: g.f.o, N: g.x.h * g.x.w, K: g.f.i,
+    aStrides: [g.fStrides[0], g.fStrides[1]],
+    bStrides: [g.xStrides[1], g.xStrides[3]],
+    cStrides: [1, 0],
+    yStrides: [g.yStrides[1], g.yStrides[3]],
+    batchShape: batched ? [g.x.n] : [],
+    aBatchStrides: batched ? [0] : [],
+    bBatchStrides: batched ? [g.xStrides[0]] : [],
+    yBatchStride: g.yStrides[0],
+  });
 }
 
 /** Lowers a conv2d node to one dispatch of the kernel that fits its shapes. */

@@ -14,6 +14,7 @@ import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {tensorLimits, rankRange} from './limits.js';
 import {convGeometry, convMethod, declareWindowUniforms, outputOffset, outputPosition, windowUniforms} from './window.js';
+import {addEpilogue} from './epilogue.js';
 
 const F = ['float32', 'float16'];
 
@@ -36,6 +37,7 @@ function lower(node, L) {
   if (hasBias) shader.read('B', T);
   declareWindowUniforms(shader.write('Y', T).fn(storeHelpers(dt)))
     .uniform('channels').uniform('cin_per_group').uniform('cout_per_group');
+  const ep = addEpilogue(shader, L, node);
   shader.main(`
 ${outputPosition('oc')}
   let grp = oc / u_cout_per_group();
@@ -63,10 +65,11 @@ ${outputPosition('oc')}
       }
     }
   }
-  Y[${outputOffset('oc')}] = ${storeExpr(dt, 'acc')};`);
-  const uniforms = {...windowUniforms(node, g), channels: g.y.c, cin_per_group: g.x.c / groups, cout_per_group: g.f.o};
+  let yi = ${outputOffset('oc')};
+  Y[yi] = ${storeExpr(dt, 'epilogue(acc, yi)')};`);
+  const uniforms = {...windowUniforms(node, g), channels: g.y.c, cin_per_group: g.x.c / groups, cout_per_group: g.f.o, ...ep.uniforms};
   const values = node.inputs.map((operand) => L.value(operand));
-  values.push(L.result(node));
+  values.push(L.result(node), ...ep.values);
   L.step({shader, values, uniforms, threads: g.y.n * g.y.c * g.y.h * g.y.w, label: node.label});
 }
 

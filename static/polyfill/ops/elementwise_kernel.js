@@ -19,6 +19,7 @@ import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {MATH} from '../gpu/math.js';
 import {INT64} from '../gpu/int64.js';
 import {collectHelpers, helpersUsedIn} from '../gpu/wgsl_lib.js';
+import {addEpilogue} from './epilogue.js';
 
 /** Every helper an element-wise expression may call. */
 export const LIBRARY = Object.freeze({...MATH, ...INT64});
@@ -91,10 +92,19 @@ export function emitElementwise(L, node, spec) {
       ? `fn p_${name}() -> ${T} { return vec2<u32>(u_${name}(0u), u_${name}(1u)); }`
       : `fn p_${name}() -> ${T} { return u_${name}(); }`);
   }
-  const value = spec.bool ? `select(0u, 1u, ${spec.expr})` : spec.expr;
+  let value = spec.bool ? `select(0u, 1u, ${spec.expr})` : spec.expr;
   shader.fn(storeHelpers(out.dataType));
-  shader.fn(collectHelpers(LIBRARY, helpersUsedIn(LIBRARY, spec.expr)));
   if (accessors.length) shader.fn(accessors.join('\n'));
+  const values = [...node.inputs.map((x) => L.value(x)), L.result(node)];
+  if (!spec.bool && kindOf(out.dataType) === 'f') {
+    // float results go through the epilogue of the stages fused into this step (ops/epilogue.js)
+    const ep = addEpilogue(shader, L, node, {uses: spec.expr, library: LIBRARY});
+    values.push(...ep.values);
+    Object.assign(uniforms, ep.uniforms);
+    value = `epilogue(${value}, gi)`;
+  } else {
+    shader.fn(collectHelpers(LIBRARY, helpersUsedIn(LIBRARY, spec.expr)));
+  }
   shader.main(`${loads.join('\n')}\n  Y[gi] = ${storeExpr(out.dataType, value)};`);
-  L.step({shader, values: [...node.inputs.map((x) => L.value(x)), L.result(node)], uniforms, threads: total, label: node.label});
+  L.step({shader, values, uniforms, threads: total, label: node.label});
 }

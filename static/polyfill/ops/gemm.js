@@ -33,6 +33,7 @@ function lowerGemm(node, L) {
   const [M, N] = node.outputs[0].shape;
   const K = aTranspose ? a.shape[0] : a.shape[1];
   matmulStep(L, {
+    node,
     label: node.label,
     dataType: node.outputs[0].dataType,
     a: L.value(a),
@@ -68,6 +69,7 @@ function lowerMatmul(node, L) {
   const batchShape = shape.slice(0, rank - 2);
   const batchStrides = (x, matrix) => broadcastStrides(x.shape.slice(0, x.shape.length - 2), batchShape).map((s) => s * matrix);
   matmulStep(L, {
+    node,
     label: node.label,
     dataType: node.outputs[0].dataType,
     a: L.value(a),

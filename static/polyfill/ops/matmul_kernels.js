@@ -16,6 +16,7 @@ import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {blockedShader, tiledShader} from './matmul_tiled.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
+import {addEpilogue} from './epilogue.js';
 
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (enough to keep a large GPU busy). */
@@ -46,10 +47,15 @@ function declareCommon(shader, batchRank, hasC) {
   return cTerm;
 }
 
-function epilogue(dataType, cTerm) {
+/**
+ * WGSL `fn store_y(v, m, n, y0)`: element (m, n) of the product whose batch starts at y0, scaled,
+ * C term added, through the epilogue (ops/epilogue.js) to Y.
+ */
+function storeY(dataType, cTerm) {
   return `
 fn store_y(v: f32, m: u32, n: u32, y0: u32) {
-  Y[y0 + m * u_y_sm() + n * u_y_sn()] = ${storeExpr(dataType, `u_alpha() * v${cTerm}`)};
+  let yi = y0 + m * u_y_sm() + n * u_y_sn();
+  Y[yi] = ${storeExpr(dataType, `epilogue(u_alpha() * v${cTerm}, yi)`)};
 }`;
 }
 
@@ -64,7 +70,7 @@ function gemvBase(name, dataType, batchRank, hasC) {
   shader.write('Y', T);
   const cTerm = declareCommon(shader, batchRank, hasC);
   shader.shared('part', 'array<f32, 256>');
-  return shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm));
+  return shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
 }
 
 /**
@@ -151,6 +157,10 @@ function gemvColShader(dataType, batchRank, hasC) {
  * @param {number[]} [p.aBatchStrides] per batch dimension (0 = broadcast)  @param {number[]} [p.bBatchStrides]
  * @param {number} [p.yBatchStride] default M * N
  * @param {number} [p.alpha=1] @param {number} [p.beta=1]
+ * @param {string} [p.kernel] the kernel to use ('blocked' | 'tiled' | 'tiled128' | 'gemv')
+ *   instead of chooseMatmulKernel()'s
+ * @param {object} [p.node] the builder node the product is for: its fused element-wise stages
+ *   (compile/fusion.js) run in the epilogue; Y must then be the node's whole output (y offset 0)
  * @param {string} p.label
  */
 export function matmulStep(L, p) {
@@ -183,7 +193,7 @@ export function matmulStep(L, p) {
     alpha: p.alpha ?? 1, beta: p.beta ?? 1,
     ab_shape: batchShape, ab_strides: aBatchStrides, bb_shape: batchShape, bb_strides: bBatchStrides,
   };
-  const kernel = chooseMatmulKernel(L.ctx, M, N, batches);
+  const kernel = p.kernel ?? chooseMatmulKernel(L.ctx, M, N, batches);
   const variant = {dataType, batchRank: rank, hasC, aKContiguous: aStrides[1] === 1, bNContiguous: bStrides[1] === 1};
   // vec4 loads: the contiguous axis holds whole, aligned vec4s
   const aligned = (...xs) => xs.every((x) => x % 4 === 0);
@@ -200,17 +210,18 @@ export function matmulStep(L, p) {
     uniforms.tilesN = Math.ceil(N / 64);
     groups = batches * M * uniforms.tilesN;
   } else if (kernel === 'blocked') {
-    shader = blockedShader(variant, declareCommon, epilogue);
+    shader = blockedShader(variant, declareCommon, storeY);
     uniforms.blocksN = Math.ceil(N / 4);
     uniforms.blocksM = Math.ceil(M / 4);
     threads = batches * uniforms.blocksN * uniforms.blocksM;
   } else {
     const tile = kernel === 'tiled128' ? 128 : 64;
-    shader = tiledShader({...variant, wide: tile === 128}, declareCommon, epilogue);
+    shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
     uniforms.tilesN = Math.ceil(N / tile);
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
   }
-  const values = hasC ? [a, b, c, y] : [a, b, y];
-  L.step({shader, values, uniforms, groups, threads, label});
+  const ep = addEpilogue(shader, L, p.node ?? null);
+  const values = hasC ? [a, b, c, y, ...ep.values] : [a, b, y, ...ep.values];
+  L.step({shader, values, uniforms: {...uniforms, ...ep.uniforms}, groups, threads, label});
 }

@@ -15,12 +15,12 @@ import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
 
 /**
- * Adds the output functions both shaders use: the data type's store helpers, `store_y` (the
- * epilogue: one element of Y, C term included) and `store_row` (4 columns of one row of Y from a
+ * Adds the output functions both shaders use: the data type's store helpers, `store_y` (one
+ * element of Y, C term and epilogue included) and `store_row` (4 columns of one row of Y from a
  * vec4, skipping a row past M and columns past N).
  */
-function addStores(shader, dataType, cTerm, epilogue) {
-  shader.fn(storeHelpers(dataType)).fn(epilogue(dataType, cTerm)).fn(`
+function addStores(shader, dataType, cTerm, storeY) {
+  shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm)).fn(`
 fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
   if (m >= u_M()) { return; }
   for (var j = 0u; j < 4u; j++) {
@@ -31,9 +31,9 @@ fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
 
 /**
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
- * @param {function} epilogue (dataType, cTerm) -> WGSL of store_y
+ * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  */
-export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB}, declareCommon, epilogue) {
+export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB}, declareCommon, storeY) {
   const T = wgslType(dataType);
   const tile = wide ? 128 : 64;
   const q = tile / 4; // vec4s per k-row of a staged tile
@@ -56,7 +56,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   return 0.0;
 }`);
   }
-  addStores(shader, dataType, cTerm, epilogue);
+  addStores(shader, dataType, cTerm, storeY);
   const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
   const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
   // Staging loops: scalar loads (any layout) or, where the contiguous axis holds whole vec4s
@@ -127,14 +127,14 @@ ${stores}`, {workgroupSize: 256, guard: false});
 }
 
 /** The blocked shader: one invocation per 4x4 block of Y, operands read from storage. */
-export function blockedShader({dataType, batchRank, hasC}, declareCommon, epilogue) {
+export function blockedShader({dataType, batchRank, hasC}, declareCommon, storeY) {
   const T = wgslType(dataType);
   const shader = new Shader('matmul_blocked').read('A', T).read('B', T);
   if (hasC) shader.read('C', T);
   shader.write('Y', T);
   const cTerm = declareCommon(shader, batchRank, hasC);
   shader.uniform('blocksN').uniform('blocksM');
-  addStores(shader, dataType, cTerm, epilogue);
+  addStores(shader, dataType, cTerm, storeY);
   // Rows and columns past the edge read the last valid one (clamped, no branch) and are not stored.
   shader.main(`
   let nb = gi % u_blocksN();

@@ -1,0 +1,102 @@
+/**
+ * The fusion pass of build(): between the graph and lowering, it folds chains of element-wise
+ * operators into the step of the operator producing their input, as that step's epilogue
+ * (ops/epilogue.js), so that e.g. conv2d -> add (residual) -> clamp is one GPU dispatch.
+ *
+ * A producer is a conv2d, convTranspose2d, gemm or matmul, or a float element-wise operator
+ * (the binary, unary and activation tables of ops/elementwise.js and ops/activations.js). Its
+ * output joins a chain when
+ *  - its data type is float32 or float16 (integer graphs stay unfused),
+ *  - it has exactly one consumer (counted per use: mul(x, x) is two) and is not a graph output,
+ *  - that consumer is an element-wise stage: an activation, a float unary operator, or a binary
+ *    operator whose other operand broadcasts to the chain's shape without enlarging it (a
+ *    residual of the same shape, a bias along the output channel, a scalar).
+ * Chains grow while the stage's output qualifies in turn (conv -> add -> clamp). Each stage keeps
+ * its own operator's semantics (NaN, ±Inf, float16 rounding of every intermediate), see
+ * ops/epilogue.js.
+ *
+ * The fused group is lowered where its last stage stands in the topological order, so every
+ * other operand of a stage has been lowered by then; the step records the builder operators of
+ * the whole group (producer first) for profiles.
+ */
+import {elementCount} from '../dtypes.js';
+import {slots} from '../operand.js';
+import {ACTIVATIONS} from '../ops/activations.js';
+import {BINARY, UNARY, exprFor} from '../ops/elementwise.js';
+
+const FLOAT = new Set(['float32', 'float16']);
+/** Producers with a kernel that applies an epilogue at its store. */
+const KERNEL_PRODUCERS = new Set(['conv2d', 'convTranspose2d', 'gemm', 'matmul']);
+
+/** The stage of `node` with the chain value at input `at`, or null when it cannot be a stage. */
+function stageOf(node, at) {
+  const dataType = node.outputs[0].dataType;
+  if (!FLOAT.has(dataType)) return null;
+  const act = ACTIVATIONS[node.op];
+  if (act && act.f) {
+    const attrs = {};
+    for (const [key, value] of Object.entries(node.attrs)) attrs[key] = Number(value);
+    return {node, expr: act.f, vars: ['x'], attrs, other: null};
+  }
+  const unary = UNARY[node.op];
+  if (unary && unary.types.includes(dataType)) return {node, expr: exprFor(unary, dataType), vars: ['x'], attrs: {}, other: null};
+  const binary = BINARY[node.op];
+  if (binary && node.inputs.length === 2) {
+    const other = node.inputs[1 - at];
+    if (elementCount(node.outputs[0].shape) !== elementCount(node.inputs[at].shape)) return null;
+    // vars: the chain value is `a` when it is the first operand, `b` otherwise
+    return {node, expr: exprFor(binary, dataType), vars: at === 0 ? ['a', 'b'] : ['b', 'a'], attrs: {}, other};
+  }
+  return null;
+}
+
+/** Whether `node` can head a chain. */
+function isProducer(node) {
+  if (!FLOAT.has(node.outputs[0]?.dataType) || node.outputs.length !== 1) return false;
+  if (KERNEL_PRODUCERS.has(node.op)) return true;
+  return Boolean(ACTIVATIONS[node.op] || UNARY[node.op] || BINARY[node.op]);
+}
+
+/**
+ * Groups the reachable nodes into fused chains.
+ * @param {object[]} nodes reachable builder nodes in topological order
+ * @param {object[]} outputs the graph's output operands
+ * @returns {{tails: Map<object, object[]>, lowerAt: Map<object, object>, absorbed: Set<object>}}
+ *   tails: producer node -> its stages ({node, expr, vars, attrs, other}), only for producers
+ *   with at least one; lowerAt: the last stage's node -> the producer to lower there;
+ *   absorbed: every node lowered as part of another's step or later than its own position
+ *   (producers of a chain and their stages)
+ */
+export function planFusion(nodes, outputs) {
+  const uses = new Map();
+  const consumers = new Map();
+  const count = (s, node, at) => {
+    uses.set(s, (uses.get(s) ?? 0) + 1);
+    if (node) consumers.set(s, {node, at});
+  };
+  for (const node of nodes) node.inputs.forEach((input, at) => count(slots(input), node, at));
+  for (const o of outputs) count(slots(o), null, -1);
+  const tails = new Map();
+  const lowerAt = new Map();
+  const absorbed = new Set();
+  for (const node of nodes) {
+    if (absorbed.has(node) || !isProducer(node)) continue;
+    const tail = [];
+    let value = slots(node.outputs[0]);
+    for (;;) {
+      if (uses.get(value) !== 1) break;
+      const next = consumers.get(value);
+      if (!next || absorbed.has(next.node)) break;
+      const stage = stageOf(next.node, next.at);
+      if (!stage || next.node.outputs[0].dataType !== value.dataType) break;
+      tail.push(stage);
+      absorbed.add(next.node);
+      value = slots(next.node.outputs[0]);
+    }
+    if (!tail.length) continue;
+    tails.set(node, tail);
+    lowerAt.set(tail[tail.length - 1].node, node);
+    absorbed.add(node);
+  }
+  return {tails, lowerAt, absorbed};
+}
