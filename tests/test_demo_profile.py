@@ -22,7 +22,8 @@ def test_profile_chart_shows_operator_and_layer_bars(webnn_page, server_url):
       profile: window.lastProfile})""")
     types = dict(bars["type"])
     assert "conv2d" in types and types["conv2d"] > 0, bars["type"]
-    assert "clamp" in types and "add" in types and "gemm" in types, bars["type"]
+    # a fused step (conv2d -> add -> clamp, compile/fusion.js) counts for its producer's type
+    assert "gemm" in types, bars["type"]
     assert all(ms > 0 for _, ms in bars["type"]), bars["type"]
     # bars are sorted, the slowest first, and their sum is the profile's total
     assert [ms for _, ms in bars["type"]] == sorted((ms for _, ms in bars["type"]), reverse=True)

@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from server.models import convert
+from tests.conformance.cases import fusion as fusion_cases
+from tests.conformance.family_helpers import assert_all_pass, run_cases
 from tests.graph_runner import open_harness
 from tools import bench_models
 
@@ -61,3 +63,66 @@ def test_model_step_counts(webnn_page, server_url, name, limit):
     assert {op["op"] for op in manifest["operators"]} - {"reshape"} <= named
     fused = [s for s in steps if len(s) > 1]
     assert fused, steps
+
+
+_CASE_STEPS_JS = """
+async (casesJson) => {
+  const {addToBuilder, fromBase64} = await import('/harness/graph_json.js');
+  const {graphSlots} = await import('/polyfill/graph.js');
+  const context = await navigator.ml.createContext();
+  const out = {};
+  try {
+    for (const c of JSON.parse(casesJson)) {
+      const builder = new MLGraphBuilder(context);
+      const operands = addToBuilder(builder, c.graph, (name, spec) => fromBase64(spec.bytes));
+      const graph = await builder.build(Object.fromEntries(c.graph.outputs.map((n) => [n, operands.get(n)])));
+      out[c.name] = graphSlots(graph).plan.describeSteps().map((s) => s.operators.map((o) => o.type));
+      graph.destroy();
+    }
+  } finally {
+    context.destroy();
+  }
+  return out;
+}
+"""
+
+
+def _case_steps(page, server_url, cases):
+    open_harness(page, server_url)
+    return page.evaluate(_CASE_STEPS_JS, json.dumps(cases))
+
+
+def test_fused_cases_compile_to_one_step_each(webnn_page, server_url):
+    """Every fused pattern of the conformance family is one step listing all its operators in
+    order; a float16 graph adds only its boundary steps (inputs unpacked, the output packed)."""
+    cases = [c for c in fusion_cases.graph_cases() if "/unfused/" not in c["name"] and c["dataType"] == "float32"]
+    steps = _case_steps(webnn_page, server_url, cases)
+    for c in cases:
+        assert steps[c["name"]] == [[op["op"] for op in c["graph"]["operators"]]], (c["name"], steps[c["name"]])
+
+
+def test_no_fusion_through_a_shared_or_output_intermediate(webnn_page, server_url):
+    """An intermediate read twice, or itself a graph output, keeps its own step and buffer:
+    conv2d stands alone; only the relu -> add that reads it is one step."""
+    cases = {c["name"].split("/")[-1]: c for c in fusion_cases.graph_cases()
+             if "/unfused/" in c["name"] and c["dataType"] == "float32"}
+    steps = _case_steps(webnn_page, server_url, list(cases.values()))
+    assert steps[cases["intermediate-read-twice"]["name"]] == [["conv2d"], ["relu", "add"]]
+    assert steps[cases["intermediate-is-output"]["name"]] == [["conv2d"], ["clamp"]]
+
+
+def test_fused_cases_values(webnn_page, server_url):
+    """The fusion family's values against float64 NumPy (NaN/±Inf in the fused operands,
+    float32 and float16, both layouts) with the kernels the adapter picks."""
+    assert_all_pass(run_cases(webnn_page, server_url, fusion_cases.graph_cases()))
+
+
+@pytest.mark.parametrize("overrides", [{"pointwise": "tiled"}, {"matmul": "tiled"}, {"matmul": "tiled128"},
+                                       {"matmul": "gemv"}])
+def test_fused_cases_on_every_matrix_kernel(webnn_page, server_url, overrides):
+    """The pointwise-conv and matrix cases on the kernels this adapter would not pick (the
+    epilogue sits in each kernel's store_y)."""
+    key = "pointwise" if "pointwise" in overrides else "gemm-|matmul-"
+    cases = [c for c in fusion_cases.graph_cases() if any(k in c["name"] for k in key.split("|"))]
+    assert len(cases) >= 4
+    assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))

@@ -48,7 +48,10 @@ export function groupSteps(steps, keyOf) {
   return [...groups.values()].sort((a, b) => b.ms - a.ms);
 }
 
-/** Operator type of a step ('input conversion' for steps of no operator). */
+/**
+ * Operator type of a step: its first operator's, the producer of a fused step (conv2d for
+ * conv2d -> add -> clamp); 'input conversion' for steps of no operator.
+ */
 const typeOf = (step) => step.operators[0]?.type ?? 'input conversion';
 /** Layer of a step: its operator's label, else its type. */
 const layerOf = (step) => step.operators[0]?.label || typeOf(step);

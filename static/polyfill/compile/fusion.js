@@ -11,7 +11,8 @@
  *  - that consumer is an element-wise stage: an activation, a float unary operator, or a binary
  *    operator whose other operand broadcasts to the chain's shape without enlarging it (a
  *    residual of the same shape, a bias along the output channel, a scalar).
- * Chains grow while the stage's output qualifies in turn (conv -> add -> clamp). Each stage keeps
+ * Chains grow while the stage's output qualifies in turn (conv -> add -> clamp), up to
+ * MAX_OTHER_OPERANDS binary stages (binding limits). Each stage keeps
  * its own operator's semantics (NaN, ±Inf, float16 rounding of every intermediate), see
  * ops/epilogue.js.
  *
@@ -25,6 +26,11 @@ import {ACTIVATIONS} from '../ops/activations.js';
 import {BINARY, UNARY, exprFor} from '../ops/elementwise.js';
 
 const FLOAT = new Set(['float32', 'float16']);
+/**
+ * Other operands one fused step may read: producers bind at most 4 buffers (gemm: A, B, C, Y),
+ * and WebGPU guarantees 8 storage buffers per shader stage.
+ */
+const MAX_OTHER_OPERANDS = 4;
 /** Producers with a kernel that applies an epilogue at its store. */
 const KERNEL_PRODUCERS = new Set(['conv2d', 'convTranspose2d', 'gemm', 'matmul']);
 
@@ -82,6 +88,7 @@ export function planFusion(nodes, outputs) {
   for (const node of nodes) {
     if (absorbed.has(node) || !isProducer(node)) continue;
     const tail = [];
+    let others = 0;
     let value = slots(node.outputs[0]);
     for (;;) {
       if (uses.get(value) !== 1) break;
@@ -89,6 +96,7 @@ export function planFusion(nodes, outputs) {
       if (!next || absorbed.has(next.node)) break;
       const stage = stageOf(next.node, next.at);
       if (!stage || next.node.outputs[0].dataType !== value.dataType) break;
+      if (stage.other && ++others > MAX_OTHER_OPERANDS) break;
       tail.push(stage);
       absorbed.add(next.node);
       value = slots(next.node.outputs[0]);
