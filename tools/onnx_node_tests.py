@@ -195,6 +195,7 @@ def summarize(rows: list[dict[str, Any]], ops: dict[str, str]) -> tuple[Counter,
             counter["accepted"] += bool(row.get("accepted"))
             counter["frozen"] += bool(row.get("frozen"))
             counter["rejected-by-webnn"] += row.get("rejectedBy") == "webnn"
+            counter["no-graph"] += bool(row.get("accepted")) and row.get("builds") == 0
     return total, per_op
 
 
@@ -206,6 +207,7 @@ def format_tables(run: dict[str, Any], ops: dict[str, str]) -> str:
              f"| selected (ops in ORT's WebNN EP table, WebNN types) | {total['cases']} |",
              f"| accepted by ORT's WebNN EP (no CPU fallback) | {total['accepted']} |",
              f"| … of them only with attribute-like inputs frozen into initializers | {total['frozen']} |",
+             f"| … of them with no WebNN graph at all (ORT computed the outputs itself) | {total['no-graph']} |",
              f"| rejected: session creation failed | {total['rejected']} |",
              f"| … of them because the polyfill's builder threw (a TypeError) | {total['rejected-by-webnn']} |",
              f"| accepted, ORT's wasm EP wrong too or its run throwing (not judged) | {total['wasm-wrong']} |",
@@ -256,7 +258,7 @@ def ort_verdicts(path: Path = ORT_VERDICTS) -> dict[str, str]:
 SUBSET_HEADER = """\
 # ONNX node test cases that tests/test_onnx_node.py runs through ORT-web's WebNN EP on the polyfill.
 # Written by `python -m tools.onnx_node_tests --write-subset RUN.json` from a full run ({when}).
-# Of the cases that were right, per operator family (index.json's `op`; a function expansion is its
+# Of the cases that were right with a WebNN graph built, per operator family (index.json's `op`; a function expansion is its
 # own family): 1 case when the family had <= 5 right cases, 2 when <= 12, else 3, evenly spaced over
 # the family's names in sorted order. Columns (two spaces apart): case name, family, and `frozen`
 # where ORT's WebNN EP accepted the case only with its attribute-like inputs frozen into
@@ -268,7 +270,7 @@ def choose_subset(rows: list[dict[str, Any]], ops: dict[str, str]) -> list[tuple
     """(case, family, frozen) of the subset SUBSET_HEADER describes, from a run's classified rows."""
     families: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        if row["class"] == "right":
+        if row["class"] == "right" and row.get("builds"):  # a case with no WebNN graph tests ORT only
             families[ops[row["name"]]].append(row)
     chosen = []
     for family in sorted(families):
