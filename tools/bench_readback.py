@@ -186,11 +186,25 @@ _BENCH_BODY = """
       }
     }
     slots.submitSteps = undefined;
+    // The submit nudge at least `ms` apart (completion.intervalMs), interleaved run by run.
+    const spaced = {};
+    for (const ms of intervals) spaced[ms] = [];
+    for (let i = 0; i < 2; i++) for (const ms of intervals) { c.intervalMs = ms; context.dispatch(graph, {[inName]: xt}, outs); await context.readTensor(out); }
+    for (let i = 0; i < reps; i++) {
+      for (const ms of intervals) {
+        c.intervalMs = ms;
+        const t0 = performance.now();
+        context.dispatch(graph, {[inName]: xt}, outs);
+        await context.readTensor(out);
+        spaced[ms].push(performance.now() - t0);
+      }
+    }
+    c.intervalMs = 0;
     const batch = reps;
     const t0 = performance.now();
     for (let i = 0; i < batch; i++) context.dispatch(graph, {[inName]: xt}, outs);
     await context.readTensor(out);
-    model = {times, cpu, nudges, chunked, gpuWorkMs: (performance.now() - t0) / batch};
+    model = {times, cpu, nudges, chunked, spaced, gpuWorkMs: (performance.now() - t0) / batch};
     if (withSpan) model.span = await gpuSpans(manifest, weights, inName, inSpec, reps);
     graph.destroy();
   }
@@ -219,6 +233,9 @@ def format_table(result: dict[str, Any]) -> str:
         for n, times in m.get("chunked", {}).items():
             lines.append(f"EfficientNet-Lite0, submit nudge, one command buffer per {n} steps: "
                          f"{statistics.median(times):.3f} ms ({min(times):.3f}–{max(times):.3f})")
+        for ms, times in m.get("spaced", {}).items():
+            lines.append(f"EfficientNet-Lite0, submit nudges at least {ms} ms apart: "
+                         f"{statistics.median(times):.3f} ms ({min(times):.3f}–{max(times):.3f})")
         span = m.get("span")
         if span and "error" in span:
             lines.append(f"GPU spans: {span['error']}")
@@ -236,11 +253,12 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def bench(chains: list[int], reps: int, force: bool, timeout_s: float, launches: int = 3,
-          model: bool = False, submit_steps: tuple[int, ...] = (), span: bool = False) -> dict[str, Any]:
+          model: bool = False, submit_steps: tuple[int, ...] = (), span: bool = False,
+          intervals: tuple[float, ...] = ()) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
     from tools.bench_page import page_function, run_in_harness
 
-    body = f"const modes = {MODES!r}; const submitSteps = {list(submit_steps)!r}; const withSpan = {str(span).lower()};" + _SPAN_JS + _BENCH_BODY
+    body = f"const modes = {MODES!r}; const submitSteps = {list(submit_steps)!r}; const withSpan = {str(span).lower()}; const intervals = {list(intervals)!r};" + _SPAN_JS + _BENCH_BODY
     return run_in_harness(page_function("[chains, reps, force, withModel]", body), [chains, reps, force, model],
                           timeout_s, launches)
 
@@ -255,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time EfficientNet-Lite0 (make setup's generated manifest) in each mode")
     parser.add_argument("--submit-steps", default="",
                         help="with --model: also time command buffers of these many steps each, comma-separated")
+    parser.add_argument("--intervals", default="",
+                        help="with --model: also time the submit nudge spaced at least these many ms apart, comma-separated")
     parser.add_argument("--span", action="store_true",
                         help="with --model: also the graph's GPU span from pass timestamps, isolated and back to back")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
@@ -265,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     chains = [int(x) for x in args.chains.split(",")]
     return report(lambda: bench(chains, args.reps, args.force, args.timeout, model=args.model,
                                  submit_steps=tuple(int(x) for x in args.submit_steps.split(",") if x),
-                                 span=args.span), format_table, args.out)
+                                 span=args.span, intervals=tuple(float(x) for x in args.intervals.split(",") if x)),
+                  format_table, args.out)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@
  *   nudge          'submit' (queue.submit([]), the default) | 'write' (a 16-byte writeBuffer into
  *                  a per-context scratch buffer)
  *   capMs          100: ms without a wait starting or settling after which the loop stops
+ *   intervalMs     0: least ms between two nudges (the loop still runs every task, but sends a
+ *                  nudge only once this much time has passed since the previous one)
  *   nudges         count of nudges sent so far (read-only use)
  */
 import {isSoftwareAdapter} from '../ops/adapter_kind.js';
@@ -40,6 +42,8 @@ export class Completion {
     this.hardware = Boolean(adapterInfo) && !isSoftwareAdapter({adapterInfo});
     this.nudge = 'submit';
     this.capMs = 100;
+    this.intervalMs = 0;
+    this.lastNudge = -Infinity;
     this.nudges = 0;
     this.outstanding = 0;
     this.running = false;
@@ -101,10 +105,16 @@ export class Completion {
   /** One task of the loop: nudge and schedule the next, or stop. */
   tick() {
     if (!this.running) return;
-    if (!this.active || this.outstanding === 0 || performance.now() - this.lastProgress > this.capMs) {
+    const now = performance.now();
+    if (!this.active || this.outstanding === 0 || now - this.lastProgress > this.capMs) {
       this.running = false;
       return;
     }
+    if (now - this.lastNudge < this.intervalMs) {
+      this.port().postMessage(0);
+      return;
+    }
+    this.lastNudge = now;
     this.nudges++;
     if (this.nudge === 'write') {
       if (!this.scratch) this.scratch = this.device.createBuffer({size: 16, usage: GPUBufferUsage.COPY_DST, label: 'webnn:completion-nudge'});
