@@ -200,25 +200,11 @@ _BENCH_BODY = """
       }
     }
     c.intervalMs = 0;
-    // The loop's task source (completion.loop), interleaved run by run.
-    const looped = {};
-    for (const loop of loops) looped[loop] = [];
-    for (let i = 0; i < 2; i++) for (const loop of loops) { c.loop = loop; context.dispatch(graph, {[inName]: xt}, outs); await context.readTensor(out); }
-    for (let i = 0; i < reps; i++) {
-      for (const loop of loops) {
-        c.loop = loop;
-        const t0 = performance.now();
-        context.dispatch(graph, {[inName]: xt}, outs);
-        await context.readTensor(out);
-        looped[loop].push(performance.now() - t0);
-      }
-    }
-    c.loop = 'message';
     const batch = reps;
     const t0 = performance.now();
     for (let i = 0; i < batch; i++) context.dispatch(graph, {[inName]: xt}, outs);
     await context.readTensor(out);
-    model = {times, cpu, nudges, chunked, spaced, looped, gpuWorkMs: (performance.now() - t0) / batch};
+    model = {times, cpu, nudges, chunked, spaced, gpuWorkMs: (performance.now() - t0) / batch};
     if (withSpan) model.span = await gpuSpans(manifest, weights, inName, inSpec, reps);
     graph.destroy();
   }
@@ -250,9 +236,6 @@ def format_table(result: dict[str, Any]) -> str:
         for ms, times in m.get("spaced", {}).items():
             lines.append(f"EfficientNet-Lite0, submit nudges at least {ms} ms apart: "
                          f"{statistics.median(times):.3f} ms ({min(times):.3f}–{max(times):.3f})")
-        for loop, times in m.get("looped", {}).items():
-            lines.append(f"EfficientNet-Lite0, submit nudge loop on {loop} tasks: "
-                         f"{statistics.median(times):.3f} ms ({min(times):.3f}–{max(times):.3f})")
         span = m.get("span")
         if span and "error" in span:
             lines.append(f"GPU spans: {span['error']}")
@@ -271,11 +254,11 @@ def format_table(result: dict[str, Any]) -> str:
 
 def bench(chains: list[int], reps: int, force: bool, timeout_s: float, launches: int = 3,
           model: bool = False, submit_steps: tuple[int, ...] = (), span: bool = False,
-          intervals: tuple[float, ...] = (), loops: tuple[str, ...] = ()) -> dict[str, Any]:
+          intervals: tuple[float, ...] = ()) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
     from tools.bench_page import page_function, run_in_harness
 
-    body = f"const modes = {MODES!r}; const submitSteps = {list(submit_steps)!r}; const withSpan = {str(span).lower()}; const intervals = {list(intervals)!r}; const loops = {list(loops)!r};" + _SPAN_JS + _BENCH_BODY
+    body = f"const modes = {MODES!r}; const submitSteps = {list(submit_steps)!r}; const withSpan = {str(span).lower()}; const intervals = {list(intervals)!r};" + _SPAN_JS + _BENCH_BODY
     return run_in_harness(page_function("[chains, reps, force, withModel]", body), [chains, reps, force, model],
                           timeout_s, launches)
 
@@ -292,8 +275,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --model: also time command buffers of these many steps each, comma-separated")
     parser.add_argument("--intervals", default="",
                         help="with --model: also time the submit nudge spaced at least these many ms apart, comma-separated")
-    parser.add_argument("--loops", default="",
-                        help="with --model: also time the nudge loop on these task sources: message, background, user-visible")
     parser.add_argument("--span", action="store_true",
                         help="with --model: also the graph's GPU span from pass timestamps, isolated and back to back")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
@@ -304,8 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     chains = [int(x) for x in args.chains.split(",")]
     return report(lambda: bench(chains, args.reps, args.force, args.timeout, model=args.model,
                                  submit_steps=tuple(int(x) for x in args.submit_steps.split(",") if x),
-                                 span=args.span, intervals=tuple(float(x) for x in args.intervals.split(",") if x),
-                                 loops=tuple(x for x in args.loops.split(",") if x)),
+                                 span=args.span, intervals=tuple(float(x) for x in args.intervals.split(",") if x)),
                   format_table, args.out)
 
 

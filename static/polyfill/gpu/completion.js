@@ -24,10 +24,6 @@
  *   nudge          'submit' (queue.submit([]), the default) | 'write' (a 16-byte writeBuffer into
  *                  a per-context scratch buffer)
  *   capMs          100: ms without a wait starting or settling after which the loop stops
- *   loop           'message' (a MessageChannel ping-pong, the default) | 'background' |
- *                  'user-visible' (scheduler.postTask at that priority, so that the renderer's
- *                  other tasks, the GPU process's replies among them, can run first; falls back
- *                  to 'message' where scheduler.postTask is missing)
  *   intervalMs     0: least ms between two nudges (the loop still runs every task, but sends a
  *                  nudge only once this much time has passed since the previous one)
  *   nudges         count of nudges sent so far (read-only use)
@@ -47,7 +43,6 @@ export class Completion {
     this.nudge = 'submit';
     this.capMs = 100;
     this.intervalMs = 0;
-    this.loop = 'message';
     this.lastNudge = -Infinity;
     this.nudges = 0;
     this.outstanding = 0;
@@ -80,7 +75,7 @@ export class Completion {
     promise.then(settled, settled);
     if (!this.running) {
       this.running = true;
-      this.schedule();
+      this.port().postMessage(0);
     }
     return promise;
   }
@@ -116,7 +111,7 @@ export class Completion {
       return;
     }
     if (now - this.lastNudge < this.intervalMs) {
-      this.schedule();
+      this.port().postMessage(0);
       return;
     }
     this.lastNudge = now;
@@ -127,16 +122,6 @@ export class Completion {
     } else {
       this.device.queue.submit([]);
     }
-    this.schedule();
-  }
-
-  /** Queues the loop's next task (see `loop`). */
-  schedule() {
-    const scheduler = globalThis.scheduler;
-    if (this.loop !== 'message' && typeof scheduler?.postTask === 'function') {
-      scheduler.postTask(() => this.tick(), {priority: this.loop});
-    } else {
-      this.port().postMessage(0);
-    }
+    this.port().postMessage(0);
   }
 }
