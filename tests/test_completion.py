@@ -223,3 +223,24 @@ def test_plan_split_into_several_submits_computes_the_same(webnn_page, server_ur
     assert r["one"]["submits"] == 3 and r["two"]["submits"] == 2, r
     for k in ("whole", "one", "two"):
         np.testing.assert_allclose(np.array(r[k]["out"]).reshape(1, 5, 9, 7), want, rtol=1e-5, atol=1e-5)
+
+
+def test_interval_spaces_the_nudges(webnn_page, server_url):
+    """``intervalMs`` (a measuring knob of tools/bench_readback.py --intervals): the loop still
+    runs, but sends a nudge only when that long has passed since the previous one: after a read
+    with the default (one nudge per task, several per read), a huge interval sends none at all."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext();
+      const c = contextSlots(context).completion;
+      const go = await makeGraph(context);
+      c.hardware = true;
+      const read = async () => { const before = c.nudges; const out = await go(); await sleep(30); return {n: c.nudges - before, out}; };
+      const dense = await read();
+      c.intervalMs = 1e9;
+      const spaced = await read();
+      const spacedAgain = await read();
+      return {dense: dense.n, spaced: spaced.n, spacedAgain: spacedAgain.n, same: JSON.stringify(dense.out) === JSON.stringify(spaced.out)};
+    """)
+    assert r["dense"] >= 3, r
+    assert r["spaced"] == 0 and r["spacedAgain"] == 0, r
+    assert r["same"] is True
