@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from tools.page_ready import open_ready_page
+
 #: WebNN MLOperandDataType -> NumPy dtype (little-endian, as on the wire).
 DTYPES: dict[str, np.dtype] = {
     "float32": np.dtype("<f4"),
@@ -101,11 +103,7 @@ def open_harness(page, base_url: str) -> None:
     Raises:
         HarnessError: the harness reported a failure while loading.
     """
-    url = base_url.rstrip("/") + HARNESS_PATH
-    if page.url != url:
-        page.goto(url)
-    page.wait_for_function("() => window.harnessStatus !== undefined")
-    status = page.evaluate("() => window.harnessStatus")
+    status = open_ready_page(page, base_url, HARNESS_PATH, "harnessStatus")
     if not status.get("ready"):
         raise HarnessError(f"harness failed to load: {status.get('error')}")
 

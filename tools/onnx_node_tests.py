@@ -39,6 +39,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.onnx_node_cases import NUMPY_TYPES, OUT as CASES_DIR, load_index  # noqa: E402
+from tools.page_ready import open_ready_page  # noqa: E402
 
 DEFAULT_OUT = Path("bench-results/onnx-node.json")
 PAGE = "/demos/onnx-node/"
@@ -136,11 +137,7 @@ def run_on_page(page, base_url: str, names: list[str], batch: int = BATCH, wasm:
     """Run ``names`` on an open Playwright page (navigated to PAGE here) in batches; returns the
     page's results (runner.js runCase), in order. ``wasm``: also on ORT's wasm EP;
     ``frozen_first``: cases to create from model_frozen.onnx directly."""
-    url = base_url.rstrip("/") + PAGE
-    if page.url != url:
-        page.goto(url)
-    page.wait_for_function("() => window.onnxNodeStatus !== undefined")
-    status = page.evaluate("() => window.onnxNodeStatus")
+    status = open_ready_page(page, base_url, PAGE, "onnxNodeStatus")
     if not status.get("ready"):
         raise RuntimeError(f"{PAGE} failed to load: {status.get('error')}")
     results: list[dict[str, Any]] = []
