@@ -118,10 +118,10 @@ def test_fused_cases_values(webnn_page, server_url):
 
 
 @pytest.mark.parametrize("overrides", [{"pointwise": "tiled"}, {"matmul": "tiled"}, {"matmul": "tiled128"},
-                                       {"matmul": "gemv"}])
+                                       {"matmul": "gemv"}, {"pointwise": "tiled", "matmul": "tiled", "splitK": 3}])
 def test_fused_cases_on_every_matrix_kernel(webnn_page, server_url, overrides):
     """The pointwise-conv and matrix cases on the kernels this adapter would not pick (the
-    epilogue sits in each kernel's store_y)."""
+    epilogue sits in each kernel's store_y; split along K, in the reduce step's)."""
     key = "pointwise" if "pointwise" in overrides else "gemm-|matmul-"
     cases = [c for c in fusion_cases.graph_cases() if any(k in c["name"] for k in key.split("|"))]
     assert len(cases) >= 4

@@ -16,17 +16,21 @@ from tests.conformance.cases import gemm as gemm_cases
 from tests.conformance.cases.gemm import no_cancel
 from tests.conformance.family_helpers import assert_all_pass, run_cases
 from tests.graph_batch import run_graphs
+from tests.graph_runner import open_harness
 from tests.reference.ops import gemm, matmul
 from tests.tolerance import assert_ulp
 
 
-@pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv"])
+@pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv", "tiled-split"])
 def test_graph_cases(webnn_page, server_url, kernel):
     """Every graph case within its ULP bound, with the kernel the adapter picks and with each
-    matrix kernel forced (the context's kernelOverrides slot)."""
+    matrix kernel forced (the context's kernelOverrides slot); tiled-split is the tiled kernel
+    with K split three ways (where K allows) and the partial sums added by the reduce step."""
     overrides = {"matmul": kernel} if kernel else None
+    if kernel == "tiled-split":
+        overrides = {"matmul": "tiled", "splitK": 3}
     cases = gemm_cases.graph_cases()
-    if kernel == "tiled128":  # slow on SwiftShader: the transposed layouts, batches, C and NaN
+    if kernel in ("tiled128", "tiled-split"):  # slow on SwiftShader: the transposed layouts, batches, C and NaN
         cases = [c for c in cases if re.search(r"aT1-bT1|\[2,1,3\]-5x6|c-6x10-alpha|nan-inf|vec4|70x8|33x20", c["name"])]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
@@ -81,3 +85,52 @@ def test_large_shapes(webnn_page, server_url):
     assert_ulp(out[0]["y"], gemm(a1, b1t, {"c": c1, "bTranspose": True}), 2 * 1280 + 1, np.float32)
     assert_ulp(out[1]["y"], gemm(a2t, b2t, {"aTranspose": True, "bTranspose": True, "alpha": 0.5}), 2 * 257 + 1, np.float32)
     assert_ulp(out[2]["y"], matmul(matmul(a3, b3), c3), 2 * 130 + 2 * 66, np.float32)
+
+
+_SPLIT_JS = """
+async ([a, b, c, splitK]) => {
+  const {contextSlots} = await import('/polyfill/context.js');
+  const {graphSlots} = await import('/polyfill/graph.js');
+  const context = await navigator.ml.createContext();
+  contextSlots(context).kernelOverrides = {matmul: 'tiled', splitK};
+  try {
+    const builder = new MLGraphBuilder(context);
+    const desc = (x) => ({dataType: 'float32', shape: x.shape});
+    const A = builder.input('a', desc(a));
+    const B = builder.input('b', desc(b));
+    const C = builder.constant(desc(c), new Float32Array(c.data));
+    const y = builder.relu(builder.gemm(A, B, {c: C, alpha: 0.5, beta: 2, bTranspose: true}));
+    const graph = await builder.build({y});
+    const kernels = graphSlots(graph).plan.describeSteps().map((s) => [s.kernel, s.operators.map((o) => o.type)]);
+    const tensors = {};
+    for (const [n, x] of [['a', a], ['b', b]]) {
+      tensors[n] = await context.createTensor({...desc(x), writable: true});
+      context.writeTensor(tensors[n], new Float32Array(x.data));
+    }
+    const out = await context.createTensor({dataType: 'float32', shape: [a.shape[0], b.shape[0]], readable: true});
+    context.dispatch(graph, tensors, {y: out});
+    return {kernels, y: Array.from(new Float32Array(await context.readTensor(out)))};
+  } finally {
+    context.destroy();
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("split_k, k", [(4, 300), (7, 100)])
+def test_split_k(webnn_page, server_url, split_k, k):
+    """A tiled gemm split along K (forced through kernelOverrides.splitK: hardware adapters split
+    products of few tiles) is two steps, partial products then the reduce step carrying alpha,
+    beta * C and the fused relu, and equals float64 NumPy; K = 100 in 7 ranges leaves the last
+    range short (16-deep ranges: 7 x 16 = 112 > 100)."""
+    rng = np.random.default_rng(5)
+    a, bt = no_cancel(rng, 70, k, 66)  # one sign per output: relu keeps about half of them
+    b = np.ascontiguousarray(bt.T)
+    c = (rng.uniform(0.1, 1.0, 66) * np.sign(a[0, 0] * bt[0])).astype(np.float32)
+    enc = lambda x: {"shape": list(x.shape), "data": x.ravel().tolist()}
+    open_harness(webnn_page, server_url)
+    r = webnn_page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), split_k])
+    assert r["kernels"] == [["matmul_tiled_split", ["gemm", "relu"]], ["matmul_split_reduce", ["gemm", "relu"]]]
+    want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
+    got = np.array(r["y"], dtype=np.float32).reshape(want.shape)
+    assert_ulp(got, want, 2 * k + 2, np.float32)

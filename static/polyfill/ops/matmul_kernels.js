@@ -10,6 +10,8 @@
  *  - gemv (M <= 4, or N <= 4 by computing the transposed product): four output elements per
  *    workgroup splitting K across 64 invocations each when B is contiguous along K, else one
  *    invocation per column with K split four ways; partial sums meet in workgroup memory.
+ * On hardware adapters a tiled product of few tiles and a long K is split along K (see
+ * splitCount()): one dispatch of partial products, one that adds them and stores Y.
  * Accumulation is in f32; results go through storeExpr so float16 outputs round to binary16.
  */
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
@@ -21,6 +23,12 @@ import {addEpilogue} from './epilogue.js';
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (enough to keep a large GPU busy). */
 const WIDE_TILES = 96;
+/** Split K until a product has about this many workgroups... */
+const SPLIT_GROUPS = 128;
+/** ...but give each split at least this much of K (a multiple of the 16-deep slices). */
+const SPLIT_MIN_K = 64;
+/** The most splits of one product. */
+const SPLIT_MAX = 32;
 
 
 /**
@@ -34,6 +42,24 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
   if (isSoftwareAdapter(ctx)) return 'blocked';
   if (M <= GEMV_ROWS) return 'gemv';
   return batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES ? 'tiled128' : 'tiled';
+}
+
+/**
+ * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
+ * (they run the blocked kernel) and for products that already have SPLIT_GROUPS workgroups; else
+ * enough splits to reach that many, each at least SPLIT_MIN_K deep. On an NVIDIA H200 a 64x64
+ * tiled 1x1 convolution 1152 -> 192 channels over a 7x7 map is 3 workgroups unsplit. Context
+ * slots for tests and benchmarks: `kernelOverrides.splitK` forces a count (1: never split),
+ * `kernelOverrides.splitGroups` / `splitMinK` replace the two constants.
+ * @returns {number} splits (1 = none)
+ */
+export function splitCount(ctx, groups, K) {
+  const o = ctx.kernelOverrides ?? {};
+  if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
+  const target = o.splitGroups ?? SPLIT_GROUPS;
+  if (isSoftwareAdapter(ctx) || groups >= target) return 1;
+  const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
+  return Math.min(SPLIT_MAX, most, Math.ceil(target / groups));
 }
 
 /** Uniforms every matrix kernel declares, in this order. */
@@ -139,6 +165,30 @@ function gemvColShader(dataType, batchRank, hasC) {
 }
 
 /**
+ * The reduce step of a split product: one invocation per element of Y, adding the `split_k`
+ * partial sums of P ([split][batch][m][n], f32) in split order and storing through store_y.
+ */
+function splitReduceShader(dataType, batchRank, hasC) {
+  const T = wgslType(dataType);
+  const shader = new Shader('matmul_split_reduce').read('P', 'f32');
+  if (hasC) shader.read('C', T);
+  shader.write('Y', T);
+  const cTerm = declareCommon(shader, batchRank, hasC);
+  shader.uniform('split_k');
+  shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
+  shader.main(`
+  let mn = u_M() * u_N();
+  let batch = gi / mn;
+  let m = (gi % mn) / u_N();
+  let n = gi % u_N();
+  let stride = u_batches() * mn;
+  var s = 0.0;
+  for (var k = 0u; k < u_split_k(); k++) { s += P[k * stride + gi]; }
+  store_y(s, m, n, u_y_base() + batch * u_y_bs());`);
+  return shader;
+}
+
+/**
  * Appends the dispatch computing, for every batch index b of `batchShape`,
  *   Y[b][m, n] = alpha * sum_k A[b][m, k] * B[b][k, n] (+ beta * C[m, n])
  * where X[b][i, j] = X[xOffset + xBatchOffset(b) + i * xStrides[0] + j * xStrides[1]] (element
@@ -216,12 +266,35 @@ export function matmulStep(L, p) {
     threads = batches * uniforms.blocksN * uniforms.blocksM;
   } else {
     const tile = kernel === 'tiled128' ? 128 : 64;
-    shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
     uniforms.tilesN = Math.ceil(N / tile);
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
+    const splits = splitCount(L.ctx, groups, K);
+    if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]});
+    shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
   }
   const ep = addEpilogue(shader, L, p.node ?? null);
   const values = hasC ? [a, b, c, y, ...ep.values] : [a, b, y, ...ep.values];
   L.step({shader, values, uniforms: {...uniforms, ...ep.uniforms}, groups, threads, label});
+}
+
+/**
+ * A tiled product split into `splits` ranges of K: the partial products into a scratch Value,
+ * then the reduce step (alpha, C, epilogue) into Y.
+ */
+function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]}) {
+  const {dataType, label} = p;
+  const {M, N, K, batches} = uniforms;
+  const hasC = Boolean(c);
+  const kChunk = Math.ceil(K / splits / 16) * 16;
+  const splitK = Math.ceil(K / kChunk);
+  const partial = L.temp(splitK * batches * M * N * 4, `${label}:split`);
+  const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
+  L.step({shader, values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
+    groups: groups * splitK, label});
+  const reduce = splitReduceShader(dataType, variant.batchRank, hasC);
+  const ep = addEpilogue(reduce, L, p.node ?? null);
+  const values = hasC ? [partial, c, y, ...ep.values] : [partial, y, ...ep.values];
+  L.step({shader: reduce, values, uniforms: {...uniforms, split_k: splitK, ...ep.uniforms},
+    threads: batches * M * N, label});
 }

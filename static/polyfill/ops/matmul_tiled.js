@@ -8,6 +8,12 @@
  *  - blocked: no workgroup memory or barrier; each invocation reads its 4 rows of A and 4
  *    columns of B straight from storage. On a CPU adapter (SwiftShader), where barriers are
  *    expensive, this is the fast one.
+ *  - split (a variant of tiled): the workgroups of each tile share K out in `u_split_k()` ranges of
+ *    `u_k_chunk()` (a multiple of 16) and store their raw sums in a scratch array P, split-major
+ *    [split][batch][m][n]; matmul_kernels.js's reduce step adds them in split order (so results do
+ *    not vary run to run) and applies alpha, C and the epilogue. For products of few tiles and a
+ *    long K (a 1x1 convolution over a 7x7 map), which would otherwise occupy a few of a large GPU's
+ *    cores.
  * The accumulators are unrolled into named variables (no dynamically indexed arrays).
  * Where the data allows (see matmul_kernels.js), A and/or B are read as vec4s.
  */
@@ -33,16 +39,18 @@ fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  */
-export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB}, declareCommon, storeY) {
+export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB, split}, declareCommon, storeY) {
   const T = wgslType(dataType);
   const tile = wide ? 128 : 64;
   const q = tile / 4; // vec4s per k-row of a staged tile
   const halves = wide ? [0, 1] : [0];
-  const shader = new Shader(wide ? 'matmul_tiled128' : 'matmul_tiled').read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
-  if (hasC) shader.read('C', T);
-  shader.write('Y', T);
-  const cTerm = declareCommon(shader, batchRank, hasC);
+  const name = `matmul_tiled${wide ? '128' : ''}${split ? '_split' : ''}`;
+  const shader = new Shader(name).read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
+  if (hasC && !split) shader.read('C', T);
+  shader.write(split ? 'P' : 'Y', split ? 'f32' : T);
+  const cTerm = declareCommon(shader, batchRank, hasC && !split);
   shader.uniform('tilesN').uniform('tilesM');
+  if (split) shader.uniform('split_k').uniform('k_chunk');
   shader.shared('As', `array<vec4<f32>, ${16 * q}>`).shared('Bs', `array<vec4<f32>, ${16 * q}>`);
   if (!vecA) {
     shader.fn(`fn load_a(m: u32, k: u32, a0: u32) -> f32 {
@@ -56,7 +64,17 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   return 0.0;
 }`);
   }
-  addStores(shader, dataType, cTerm, storeY);
+  if (split) {
+    shader.fn(`
+fn store_row(v: vec4<f32>, m: u32, n: u32, p0: u32) {
+  if (m >= u_M()) { return; }
+  for (var j = 0u; j < 4u; j++) {
+    if (n + j < u_N()) { P[p0 + m * u_N() + n + j] = v[j]; }
+  }
+}`);
+  } else {
+    addStores(shader, dataType, cTerm, storeY);
+  }
   const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
   const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
   // Staging loops: scalar loads (any layout) or, where the contiguous axis holds whole vec4s
@@ -98,11 +116,23 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   const loadsB = halves.map((h) => `      let b${h} = Bs[kk * ${q}u + ${h * 16}u + tx];`).join('\n');
   const fmas = accs.map((a) => `      ${a.name} += a${a.ha}.${a.c} * b${a.hb};`).join('\n');
   const stores = accs.map((a) => `  store_row(${a.name}, m0 + ${a.ha * 64}u + ty * 4u + ${comps.indexOf(a.c)}u, n0 + ${a.hb * 64}u + tx * 4u, y0);`).join('\n');
+  // split: workgroup wg is split wg / (batches * tiles) of the tile it would be unsplit
+  const range = split ? `
+  let per_split = u_batches() * per_batch;
+  let sk = wg / per_split;
+  if (sk >= u_split_k()) { return; }
+  let wt = wg % per_split;
+  let k_lo = sk * u_k_chunk();
+  let k_hi = min(u_K(), k_lo + u_k_chunk());` : `
+  let wt = wg;
+  let k_lo = 0u;
+  let k_hi = u_K();`;
+  const out = split ? '(sk * u_batches() + batch) * u_M() * u_N()' : 'u_y_base() + batch * u_y_bs()';
   shader.main(`
-  let per_batch = u_tilesN() * u_tilesM();
-  let batch = wg / per_batch;
+  let per_batch = u_tilesN() * u_tilesM();${range}
+  let batch = wt / per_batch;
   if (batch >= u_batches()) { return; }
-  let t = wg % per_batch;
+  let t = wt % per_batch;
   let m0 = (t / u_tilesN()) * ${tile}u;
   let n0 = (t % u_tilesN()) * ${tile}u;
   let a0 = u_a_base() + ab_offset(batch);
@@ -110,7 +140,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   let tx = li % 16u;
   let ty = li / 16u;
 ${declare}
-  for (var k0 = 0u; k0 < u_K(); k0 += 16u) {
+  for (var k0 = k_lo; k0 < k_hi; k0 += 16u) {
 ${stageA}
 ${stageB}
     workgroupBarrier();
@@ -121,7 +151,7 @@ ${fmas}
     }
     workgroupBarrier();
   }
-  let y0 = u_y_base() + batch * u_y_bs();
+  let y0 = ${out};
 ${stores}`, {workgroupSize: 256, guard: false});
   return shader;
 }
