@@ -52,6 +52,8 @@ _BODY = """
   const plain = await navigator.ml.createContext({powerPreference: 'high-performance'});
   const plainSlots = contextSlots(plain);
   const mean = (xs) => xs.reduce((a, v) => a + v, 0) / xs.length;
+  const median = (xs) => { const t = [...xs].sort((a, b) => a - b); return t[Math.floor(t.length / 2)]; };
+  const summary = (xs) => ({mean: mean(xs), median: median(xs), min: Math.min(...xs), max: Math.max(...xs)});
   const qs = device.createQuerySet({type: 'timestamp', count: 2 * reps});
   const resolve = device.createBuffer({size: 16 * reps, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC});
   const read = device.createBuffer({size: 16 * reps, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
@@ -124,7 +126,7 @@ _BODY = """
           const [t1, t2] = await readStamps(1);
           if (i >= 5) { lat.push(performance.now() - t0); span.push((t2 - t1) / 1e6); }
         }
-        return {k, roundTripMs: mean(lat), spanMs: mean(span)};
+        return {k, roundTripMs: mean(lat), spanMs: mean(span), roundTrip: summary(lat)};
       };
       const prefixRows = [];
       for (const k of [...prefixes.filter((p) => p < n), n]) prefixRows.push(await isolated(k, false));
@@ -145,16 +147,31 @@ _BODY = """
       for (let r = 0; r < reps; r++) spans.push((stamps[2 * r + 1] - stamps[2 * r]) / 1e6);
       const busy = {spanMs: mean(spans), gpuMsPerRun: (stamps[2 * reps - 1] - stamps[0]) / 1e6 / reps, wallMsPerRun: wall};
       // the ordinary context: what bench_ort times
-      const realRun = {withUpload: [], noUpload: []};
+      const realRun = {withUpload: [], noUpload: [], noNudge: []};
       for (let i = 0; i < 5 + reps; i++) {
-        for (const up of [true, false]) {
+        for (const mode of Object.keys(realRun)) {
+          plainSlots.completion.enabled = mode !== 'noNudge';
           const t = performance.now();
-          if (up) plain.writeTensor(real.xt, inData);
+          if (mode === 'withUpload') plain.writeTensor(real.xt, inData);
           plain.dispatch(real.graph, {[inName]: real.xt}, {[outName]: real.yt});
           await plain.readTensor(real.yt);
-          if (i >= 5) realRun[up ? 'withUpload' : 'noUpload'].push(performance.now() - t);
+          if (i >= 5) realRun[mode].push(performance.now() - t);
         }
       }
+      plainSlots.completion.enabled = true;
+      // the same with the plan split into several submits (compile/plan.js submitSteps), interleaved
+      const schedules = {one: undefined, s8: 8, s16: 16, doubling: 'doubling'};
+      const bySchedule = Object.fromEntries(Object.keys(schedules).map((k) => [k, []]));
+      for (let i = 0; i < 5 + reps; i++) {
+        for (const [k, sched] of Object.entries(schedules)) {
+          plainSlots.submitSteps = sched;
+          const t = performance.now();
+          plain.dispatch(real.graph, {[inName]: real.xt}, {[outName]: real.yt});
+          await plain.readTensor(real.yt);
+          if (i >= 5) bySchedule[k].push(performance.now() - t);
+        }
+      }
+      plainSlots.submitSteps = undefined;
       t0 = performance.now();
       for (let r = 0; r < reps; r++) plain.dispatch(real.graph, {[inName]: real.xt}, {[outName]: real.yt});
       await plain.readTensor(real.yt);
@@ -164,7 +181,9 @@ _BODY = """
       for (let i = 0; i < 5; i++) { context.dispatch(graph, {[inName]: xt}, {[outName]: yt}); await context.readTensor(yt); }
       const steps = (await profileSteps(graph)).sort((a, b) => b.ms - a.ms).slice(0, 10);
       perVariant[variant] = {steps: n, prefixes: prefixRows, withUpload, busy,
-        real: {withUploadMs: mean(realRun.withUpload), noUploadMs: mean(realRun.noUpload), batchMsPerRun: realBatch},
+        real: {withUploadMs: mean(realRun.withUpload), noUploadMs: mean(realRun.noUpload), batchMsPerRun: realBatch,
+          withUpload: summary(realRun.withUpload), noUpload: summary(realRun.noUpload), noNudge: summary(realRun.noNudge),
+          schedules: Object.fromEntries(Object.entries(bySchedule).map(([k, xs]) => [k, summary(xs)]))},
         top: steps.map((s) => ({index: s.index, kernel: s.kernel, ops: s.operators.map((o) => o.type), ms: s.ms}))};
       for (const x of built) { x.graph.destroy(); x.xt.destroy(); x.yt.destroy(); }
     }
@@ -187,17 +206,21 @@ def format_table(result: dict[str, Any]) -> str:
         for variant, v in variants.items():
             lines.append(f"**{name}, {variant}** ({v['steps']} steps)")
             lines.append("")
-            lines.append("| first k steps | round trip ms | GPU span ms | gap ms |")
-            lines.append("|---:|---:|---:|---:|")
-            for r in v["prefixes"]:
-                lines.append(f"| {r['k']} | {r['roundTripMs']:.3f} | {r['spanMs']:.3f} | {r['roundTripMs'] - r['spanMs']:.3f} |")
-            w = v["withUpload"]
-            lines.append(f"| all + writeTensor | {w['roundTripMs']:.3f} | {w['spanMs']:.3f} | {w['roundTripMs'] - w['spanMs']:.3f} |")
+            lines.append("| first k steps | round trip mean ms | median (min–max) | GPU span ms | gap (mean) ms |")
+            lines.append("|---:|---:|---:|---:|---:|")
+            for r in v["prefixes"] + [dict(v["withUpload"], k="all + writeTensor")]:
+                t = r["roundTrip"]
+                lines.append(f"| {r['k']} | {r['roundTripMs']:.3f} | {t['median']:.2f} ({t['min']:.2f}–{t['max']:.2f}) | "
+                             f"{r['spanMs']:.3f} | {r['roundTripMs'] - r['spanMs']:.3f} |")
             b, r = v["busy"], v["real"]
             lines.append("")
             lines.append(f"back to back: span {b['spanMs']:.3f} ms, GPU {b['gpuMsPerRun']:.3f} ms / wall {b['wallMsPerRun']:.3f} ms per run; "
-                         f"ordinary context: write+dispatch+read {r['withUploadMs']:.3f} ms, dispatch+read {r['noUploadMs']:.3f} ms, "
+                         f"ordinary context: write+dispatch+read {r['withUploadMs']:.3f} ms (median {r['withUpload']['median']:.2f}, min {r['withUpload']['min']:.2f}), "
+                         f"dispatch+read {r['noUploadMs']:.3f} ms (median {r['noUpload']['median']:.2f}, min {r['noUpload']['min']:.2f}; "
+                         f"without nudges median {r['noNudge']['median']:.2f}, min {r['noNudge']['min']:.2f}), "
                          f"back to back {r['batchMsPerRun']:.3f} ms/run")
+            lines.append("dispatch+read by submit schedule (median, min ms): " + ", ".join(
+                f"{k} {t['median']:.2f}, {t['min']:.2f}" for k, t in r["schedules"].items()))
             lines.append("top steps (profiling mode): " + "; ".join(
                 f"#{s['index']} {s['kernel']} [{', '.join(s['ops'])}] {s['ms']:.4f}" for s in v["top"]))
             lines.append("")

@@ -225,11 +225,12 @@ export class Plan {
   }
 
   /**
-   * Encodes the steps into compute passes and submits them: one command buffer, or, when the
-   * context slot `submitSteps` is a number n, one command buffer (and queue.submit) per n steps.
-   * Chromium's GPU process records a command buffer into the driver's only when it is submitted,
-   * so several submits let the GPU start on the first steps while the rest are still recorded
-   * (tools/bench_readback.py --model --submit-steps measures the choice).
+   * Encodes the steps into compute passes and submits them: one command buffer, or several per
+   * the context slot `submitSteps`: a number n, one command buffer (and queue.submit) per n
+   * steps; 'doubling', command buffers of 4, 8, 16... steps. Chromium's GPU process records a
+   * command buffer into the driver's only when it is submitted, so several submits let the GPU
+   * start on the first steps while the rest are still recorded (tools/bench_readback.py --model
+   * --submit-steps and tools/bench_anatomy.py measure the choice).
    * @param {object} ctx context slots
    * @param {Record<string, object>} inputs name -> tensor slots
    * @param {Record<string, object>} outputs name -> tensor slots
@@ -250,7 +251,8 @@ export class Plan {
       this.timer.collect(staging);
       return;
     }
-    const chunk = ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length;
+    const doubling = ctx.submitSteps === 'doubling';
+    let chunk = doubling ? 4 : (ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length);
     let first = 0;
     do {
       const commands = first === 0 ? encoder : ctx.device.createCommandEncoder({label: 'webnn:dispatch'});
@@ -265,6 +267,7 @@ export class Plan {
       pass.end();
       ctx.device.queue.submit([commands.finish()]);
       first = end;
+      if (doubling) chunk *= 2;
     } while (first < this.steps.length);
   }
 
