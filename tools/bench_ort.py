@@ -133,10 +133,13 @@ def reference_output(folder: Path) -> np.ndarray:
 
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int,
-             profile: bool) -> str:
+             profile: bool, submit_steps: str | None = None) -> str:
     """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads)."""
-    query = urlencode({"models": ",".join(models), "runtimes": ",".join(runtimes), "runs": runs, "warmup": warmup,
-                       "batch": batch, "profile": int(profile), "webnn": "polyfill"})
+    params = {"models": ",".join(models), "runtimes": ",".join(runtimes), "runs": runs, "warmup": warmup,
+              "batch": batch, "profile": int(profile), "webnn": "polyfill"}
+    if submit_steps:
+        params["submitSteps"] = submit_steps
+    query = urlencode(params)
     return f"{base_url}/demos/bench-ort/?{query}"
 
 
@@ -184,7 +187,8 @@ def format_tables(run: dict[str, Any]) -> str:
     browser = run.get("browser", "")
     lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
               f"{cfg['batch']} runs then one read; ORT-web {run['ortVersion']}; adapter: "
-              f"{adapter_line(run.get('adapter') or {})}" + (f"; Chromium {browser}" if browser else "")]
+              f"{adapter_line(run.get('adapter') or {})}" + (f"; Chromium {browser}" if browser else "")
+              + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")]
     return "\n".join(lines).lstrip("\n")
 
 
@@ -222,7 +226,7 @@ def update_readme(run: dict[str, Any], readme: Path = README) -> None:
 
 
 def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int, profile: bool,
-          timeout_s: float, launches: int = 3) -> dict[str, Any]:
+          timeout_s: float, launches: int = 3, submit_steps: str | None = None) -> dict[str, Any]:
     """Run the page once in a fresh headless browser (retrying a missing adapter); returns its
     ``window.lastRun`` plus ``browser`` and ``wallSeconds``."""
     from playwright.sync_api import sync_playwright
@@ -231,7 +235,7 @@ def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch:
     from tests.live_server import serve_in_thread
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile),
+        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps),
                                  timeout_s, launches, "bench")
 
 
@@ -260,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only rewrite the README's table from JSON (default: --out's file)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
+    parser.add_argument("--submit-steps", metavar="N|doubling",
+                        help="set every polyfill context's submitSteps slot (compile/plan.js), a measuring knob")
     args = parser.parse_args(argv)
     if args.readme is not None:
         source = Path(args.readme) if args.readme else args.out
@@ -278,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         if missing and set(runtimes) - {"builder"}:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")
         references = {name: reference_output(prepare_model(name)) for name in models}
-        run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches)
+        run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches,
+                    args.submit_steps)
     except Exception as exc:  # noqa: BLE001 - report any failure as exit status 2
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

@@ -3,7 +3,9 @@
  * URL parameters: models (comma list, default efficientnet-lite0,mobilenetv2,bert-encoder),
  * runtimes (default builder,webnn-ep,jsep,webgpu; see runtimes.js), runs (timed runs, 3),
  * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: top GPU steps
- * of our builder path through /polyfill/profiling.js when that module exists).
+ * of our builder path through /polyfill/profiling.js when that module exists), submitSteps (a
+ * measuring knob: every context the page or ORT creates gets this submitSteps slot, a number or
+ * 'doubling', see /polyfill/compile/plan.js; polyfill only).
  * Each model folder /models/<name>/ holds manifest.json, weights.bin, model.onnx and input.bin
  * (tools/bench_models.py, tools/bench_ort.py). Sets `window.lastRun` = {adapter, implementation,
  * ortVersion, config, models: [{model, inputShape, outputShape, runtimes: {<runtime>: {setupMs,
@@ -128,6 +130,17 @@ async function main() {
   const config = {models: list('models', MODELS), runtimes: list('runtimes', RUNTIMES), runs: count('runs', 3, 1),
     warmup: count('warmup', 1, 0), batch: count('batch', 4, 1), profile: params.get('profile') === '1'};
   const {implementation} = await ready;
+  const submitSteps = params.get('submitSteps');
+  if (submitSteps) {
+    config.submitSteps = submitSteps;
+    const {contextSlots} = await import('/polyfill/context.js');
+    const create = navigator.ml.createContext.bind(navigator.ml);
+    navigator.ml.createContext = async (...args) => {
+      const context = await create(...args);
+      contextSlots(context).submitSteps = submitSteps === 'doubling' ? submitSteps : Number(submitSteps);
+      return context;
+    };
+  }
   const adapter = await adapterInfo();
   const counts = countWebNNCalls();  // before ORT loads: its WebNN EP calls the wrapped methods
   const models = [];
