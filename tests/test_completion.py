@@ -244,3 +244,55 @@ def test_interval_spaces_the_nudges(webnn_page, server_url):
     assert r["dense"] >= 3, r
     assert r["spaced"] == 0 and r["spacedAgain"] == 0, r
     assert r["same"] is True
+
+
+def test_dispatch_nudges_until_its_work_is_done(webnn_page, server_url):
+    """Forced on, dispatch() alone (no readTensor) starts the loop until the queue has finished
+    it, so the page's own onSubmittedWorkDone after a dispatch is prompt too; a burst of 20
+    dispatches costs two onSubmittedWorkDone calls of ours (one pending, one more for the rest),
+    and the loop stops once they settle. With fastReadback off, dispatch() waits on nothing."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext();
+      const s = contextSlots(context);
+      const c = s.completion;
+      const go = await makeGraph(context);
+      await go();
+      c.hardware = true;
+      const done = GPUQueue.prototype.onSubmittedWorkDone;
+      let ours = 0;
+      GPUQueue.prototype.onSubmittedWorkDone = function () { ours++; return done.apply(this, arguments); };
+      const counts = watchNudges();
+      const b = new MLGraphBuilder(context);
+      const graph = await b.build({y: b.relu(b.input('x', {dataType: 'float32', shape: [64]}))});
+      const xt = await context.createTensor({dataType: 'float32', shape: [64], writable: true});
+      const yt = await context.createTensor({dataType: 'float32', shape: [64], readable: true});
+      await sleep(30);
+      const base = {ours, nudges: c.nudges};
+      context.dispatch(graph, {x: xt}, {y: yt});
+      const one = {ours: ours - base.ours, tracking: c.tracking, running: c.running};
+      await s.device.queue.onSubmittedWorkDone();
+      await sleep(30);
+      const afterOne = {nudges: c.nudges - base.nudges, tracking: c.tracking, outstanding: c.outstanding, running: c.running};
+      const before = ours;
+      for (let i = 0; i < 20; i++) context.dispatch(graph, {x: xt}, {y: yt});
+      await sleep(60);
+      const burst = {ours: ours - before, tracking: c.tracking, outstanding: c.outstanding};
+      const off = await navigator.ml.createContext({polyfill: {fastReadback: false}});
+      contextSlots(off).completion.hardware = true;
+      const b2 = new MLGraphBuilder(off);
+      const g2 = await b2.build({y: b2.relu(b2.input('x', {dataType: 'float32', shape: [64]}))});
+      const x2 = await off.createTensor({dataType: 'float32', shape: [64], writable: true});
+      const y2 = await off.createTensor({dataType: 'float32', shape: [64], readable: true});
+      await sleep(30);
+      const beforeOff = ours;
+      off.dispatch(g2, {x: x2}, {y: y2});
+      const offCalls = ours - beforeOff;
+      GPUQueue.prototype.onSubmittedWorkDone = done;
+      counts.stop();
+      return {one, afterOne, burst, offCalls};
+    """)
+    assert r["one"] == {"ours": 1, "tracking": True, "running": True}, r
+    assert r["afterOne"]["nudges"] >= 1, r
+    assert r["afterOne"]["tracking"] is False and r["afterOne"]["outstanding"] == 0 and r["afterOne"]["running"] is False, r
+    assert r["burst"] == {"ours": 2, "tracking": False, "outstanding": 0}, r
+    assert r["offCalls"] == 0, r

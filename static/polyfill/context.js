@@ -195,7 +195,8 @@ export class MLContext {
 
   /**
    * Spec dispatch(): queues one execution of `graph` reading `inputs` and writing `outputs`
-   * (records of name -> MLTensor). Encodes the compiled plan into one command buffer.
+   * (records of name -> MLTensor). Encodes the compiled plan into one command buffer; where the
+   * context nudges queue waits (gpu/completion.js), it then waits, nudged, for that work.
    * @throws {TypeError} foreign graph or tensors, duplicates, names or descriptors not matching,
    *   a tensor exported to WebGPU
    * @throws {DOMException} InvalidStateError for a destroyed graph or a lost context
@@ -218,6 +219,7 @@ export class MLContext {
     for (const t of all) checkNotExported(tensorSlots(t), 'dispatch');
     g.plan.dispatch(s, Object.fromEntries(inputEntries.map(([n, t]) => [n, tensorSlots(t)])),
       Object.fromEntries(outputEntries.map(([n, t]) => [n, tensorSlots(t)])));
+    s.completion.afterSubmit();
   }
 
   /** Spec opSupportLimits(): exactly what this implementation supports. */
