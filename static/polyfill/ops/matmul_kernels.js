@@ -71,16 +71,14 @@ export function splitCount(ctx, groups, K) {
  * is the main kernel and its threads already outnumber the cores) and from SPLIT_THREADS on;
  * else enough splits to reach about that many, each at least SPLIT_MIN_K_BLOCKED deep. On an
  * NVIDIA H200 a 1x1 convolution 144 -> 24 channels over 56x56 is 4,704 invocations of a 144-long
- * loop, latency-bound. Same context overrides as splitCount(), and `kernelOverrides.splitThreads`
- * replaces SPLIT_THREADS (0: never split the blocked kernel).
+ * loop, latency-bound. Same context overrides as splitCount().
  */
 function blockedSplitCount(ctx, threads, K) {
   const o = ctx.kernelOverrides ?? {};
   if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
-  const target = o.splitThreads ?? SPLIT_THREADS;
-  if (isSoftwareAdapter(ctx) || threads >= target) return 1;
+  if (isSoftwareAdapter(ctx) || threads >= SPLIT_THREADS) return 1;
   const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K_BLOCKED)));
-  return Math.min(SPLIT_MAX, most, Math.ceil(target / threads));
+  return Math.min(SPLIT_MAX, most, Math.ceil(SPLIT_THREADS / threads));
 }
 
 /** Uniforms every matrix kernel declares, in this order. */
