@@ -21,16 +21,16 @@ from tests.reference.ops import gemm, matmul
 from tests.tolerance import assert_ulp
 
 
-@pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv", "tiled-split", "blocked-split"])
+@pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv", "tiled-split"])
 def test_graph_cases(webnn_page, server_url, kernel):
     """Every graph case within its ULP bound, with the kernel the adapter picks and with each
-    matrix kernel forced (the context's kernelOverrides slot); *-split is that kernel with K
-    split three ways (where K allows) and the partial sums added by the reduce step."""
+    matrix kernel forced (the context's kernelOverrides slot); tiled-split is the tiled kernel
+    with K split three ways (where K allows) and the partial sums added by the reduce step."""
     overrides = {"matmul": kernel} if kernel else None
-    if kernel and kernel.endswith("-split"):
-        overrides = {"matmul": kernel.split("-")[0], "splitK": 3}
+    if kernel == "tiled-split":
+        overrides = {"matmul": "tiled", "splitK": 3}
     cases = gemm_cases.graph_cases()
-    if kernel in ("tiled128", "tiled-split", "blocked-split"):  # slow on SwiftShader: the transposed layouts, batches, C and NaN
+    if kernel in ("tiled128", "tiled-split"):  # slow on SwiftShader: the transposed layouts, batches, C and NaN
         cases = [c for c in cases if re.search(r"aT1-bT1|\[2,1,3\]-5x6|c-6x10-alpha|nan-inf|vec4|70x8|33x20", c["name"])]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
@@ -88,11 +88,11 @@ def test_large_shapes(webnn_page, server_url):
 
 
 _SPLIT_JS = """
-async ([a, b, c, splitK, kernel]) => {
+async ([a, b, c, splitK]) => {
   const {contextSlots} = await import('/polyfill/context.js');
   const {graphSlots} = await import('/polyfill/graph.js');
   const context = await navigator.ml.createContext();
-  contextSlots(context).kernelOverrides = {matmul: kernel, splitK};
+  contextSlots(context).kernelOverrides = {matmul: 'tiled', splitK};
   try {
     const builder = new MLGraphBuilder(context);
     const desc = (x) => ({dataType: 'float32', shape: x.shape});
@@ -117,10 +117,10 @@ async ([a, b, c, splitK, kernel]) => {
 """
 
 
-@pytest.mark.parametrize("kernel, split_k, k", [("tiled", 4, 300), ("tiled", 7, 100), ("blocked", 5, 300)])
-def test_split_k(webnn_page, server_url, kernel, split_k, k):
-    """A tiled or blocked gemm split along K (forced through kernelOverrides.splitK: hardware
-    adapters split products of few tiles or blocks) is two steps, partial products then the reduce step carrying alpha,
+@pytest.mark.parametrize("split_k, k", [(4, 300), (7, 100)])
+def test_split_k(webnn_page, server_url, split_k, k):
+    """A tiled gemm split along K (forced through kernelOverrides.splitK: hardware adapters split
+    products of few tiles) is two steps, partial products then the reduce step carrying alpha,
     beta * C and the fused relu, and equals float64 NumPy; K = 100 in 7 ranges leaves the last
     range short (16-deep ranges: 7 x 16 = 112 > 100)."""
     rng = np.random.default_rng(5)
@@ -129,8 +129,8 @@ def test_split_k(webnn_page, server_url, kernel, split_k, k):
     c = (rng.uniform(0.1, 1.0, 66) * np.sign(a[0, 0] * bt[0])).astype(np.float32)
     enc = lambda x: {"shape": list(x.shape), "data": x.ravel().tolist()}
     open_harness(webnn_page, server_url)
-    r = webnn_page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), split_k, kernel])
-    assert r["kernels"] == [[f"matmul_{kernel}_split", ["gemm", "relu"]], ["matmul_split_reduce", ["gemm", "relu"]]]
+    r = webnn_page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), split_k])
+    assert r["kernels"] == [["matmul_tiled_split", ["gemm", "relu"]], ["matmul_split_reduce", ["gemm", "relu"]]]
     want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
     got = np.array(r["y"], dtype=np.float32).reshape(want.shape)
     assert_ulp(got, want, 2 * k + 2, np.float32)

@@ -29,10 +29,6 @@ const SPLIT_GROUPS = 128;
 const SPLIT_MIN_K = 64;
 /** The most splits of one product. */
 const SPLIT_MAX = 32;
-/** The blocked kernel splits K until it has about this many invocations (4x4 blocks)... */
-const SPLIT_THREADS = 16384;
-/** ...each range at least this deep. */
-const SPLIT_MIN_K_BLOCKED = 16;
 
 
 /**
@@ -64,21 +60,6 @@ export function splitCount(ctx, groups, K) {
   if (isSoftwareAdapter(ctx) || groups >= target) return 1;
   const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
   return Math.min(SPLIT_MAX, most, Math.ceil(target / groups));
-}
-
-/**
- * splitCount() for the blocked kernel of `threads` invocations: 1 on CPU adapters (where blocked
- * is the main kernel and its threads already outnumber the cores) and from SPLIT_THREADS on;
- * else enough splits to reach about that many, each at least SPLIT_MIN_K_BLOCKED deep. On an
- * NVIDIA H200 a 1x1 convolution 144 -> 24 channels over 56x56 is 4,704 invocations of a 144-long
- * loop, latency-bound. Same context overrides as splitCount().
- */
-function blockedSplitCount(ctx, threads, K) {
-  const o = ctx.kernelOverrides ?? {};
-  if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
-  if (isSoftwareAdapter(ctx) || threads >= SPLIT_THREADS) return 1;
-  const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K_BLOCKED)));
-  return Math.min(SPLIT_MAX, most, Math.ceil(SPLIT_THREADS / threads));
 }
 
 /** Uniforms every matrix kernel declares, in this order. */
@@ -279,27 +260,17 @@ export function matmulStep(L, p) {
     uniforms.tilesN = Math.ceil(N / 64);
     groups = batches * M * uniforms.tilesN;
   } else if (kernel === 'blocked') {
+    shader = blockedShader(variant, declareCommon, storeY);
     uniforms.blocksN = Math.ceil(N / 4);
     uniforms.blocksM = Math.ceil(M / 4);
     threads = batches * uniforms.blocksN * uniforms.blocksM;
-    const splits = blockedSplitCount(L.ctx, threads, K);
-    if (splits > 1) {
-      const kChunk = Math.ceil(K / splits);
-      const make = () => blockedShader({...variant, split: true}, declareCommon, storeY);
-      return splitStep(L, p, {make, kChunk, uniforms, values: [a, b, c, y], size: (splitK) => ({threads: threads * splitK})});
-    }
-    shader = blockedShader(variant, declareCommon, storeY);
   } else {
     const tile = kernel === 'tiled128' ? 128 : 64;
     uniforms.tilesN = Math.ceil(N / tile);
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
     const splits = splitCount(L.ctx, groups, K);
-    if (splits > 1) {
-      const kChunk = Math.ceil(K / splits / 16) * 16;  // whole 16-deep slices
-      const make = () => tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
-      return splitStep(L, p, {make, kChunk, uniforms, values: [a, b, c, y], size: (splitK) => ({groups: groups * splitK})});
-    }
+    if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]});
     shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
   }
   const ep = addEpilogue(shader, L, p.node ?? null);
@@ -308,19 +279,20 @@ export function matmulStep(L, p) {
 }
 
 /**
- * A product split along K into ranges of `kChunk`: the partial products (the shader `make()`
- * returns, launched as `size(splitK)` says) into a scratch Value, then the reduce step (alpha, C,
- * epilogue) into Y.
+ * A tiled product split into `splits` ranges of K: the partial products into a scratch Value,
+ * then the reduce step (alpha, C, epilogue) into Y.
  */
-function splitStep(L, p, {make, kChunk, uniforms, values: [a, b, c, y], size}) {
+function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]}) {
   const {dataType, label} = p;
   const {M, N, K, batches} = uniforms;
   const hasC = Boolean(c);
+  const kChunk = Math.ceil(K / splits / 16) * 16;
   const splitK = Math.ceil(K / kChunk);
   const partial = L.temp(splitK * batches * M * N * 4, `${label}:split`);
-  L.step({shader: make(), values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
-    ...size(splitK), label});
-  const reduce = splitReduceShader(dataType, uniforms.ab_shape.length, hasC);
+  const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
+  L.step({shader, values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
+    groups: groups * splitK, label});
+  const reduce = splitReduceShader(dataType, variant.batchRank, hasC);
   const ep = addEpilogue(reduce, L, p.node ?? null);
   const values = hasC ? [partial, c, y, ...ep.values] : [partial, y, ...ep.values];
   L.step({shader: reduce, values, uniforms: {...uniforms, split_k: splitK, ...ep.uniforms},

@@ -7,7 +7,7 @@
  *    read neighbouring addresses for either memory order of A and B (a variant of the text).
  *  - blocked: no workgroup memory or barrier; each invocation reads its 4 rows of A and 4
  *    columns of B straight from storage. On a CPU adapter (SwiftShader), where barriers are
- *    expensive, this is the fast one; `split` as for tiled (few blocks, long K on a large GPU).
+ *    expensive, this is the fast one.
  *  - split (a variant of tiled): the workgroups of each tile share K out in `u_split_k()` ranges of
  *    `u_k_chunk()` (a multiple of 16) and store their raw sums in a scratch array P, split-major
  *    [split][batch][m][n]; matmul_kernels.js's reduce step adds them in split order (so results do
@@ -156,44 +156,20 @@ ${stores}`, {workgroupSize: 256, guard: false});
   return shader;
 }
 
-/**
- * The blocked shader: one invocation per 4x4 block of Y, operands read from storage. `split`: the
- * invocations of each block share K out in `u_split_k()` ranges of `u_k_chunk()`, storing raw
- * sums in P as the split tiled shader does.
- */
-export function blockedShader({dataType, batchRank, hasC, split}, declareCommon, storeY) {
+/** The blocked shader: one invocation per 4x4 block of Y, operands read from storage. */
+export function blockedShader({dataType, batchRank, hasC}, declareCommon, storeY) {
   const T = wgslType(dataType);
-  const shader = new Shader(split ? 'matmul_blocked_split' : 'matmul_blocked').read('A', T).read('B', T);
-  if (hasC && !split) shader.read('C', T);
-  shader.write(split ? 'P' : 'Y', split ? 'f32' : T);
-  const cTerm = declareCommon(shader, batchRank, hasC && !split);
+  const shader = new Shader('matmul_blocked').read('A', T).read('B', T);
+  if (hasC) shader.read('C', T);
+  shader.write('Y', T);
+  const cTerm = declareCommon(shader, batchRank, hasC);
   shader.uniform('blocksN').uniform('blocksM');
-  if (split) {
-    shader.uniform('split_k').uniform('k_chunk').fn(`
-fn store_row(v: vec4<f32>, m: u32, n: u32, p0: u32) {
-  if (m >= u_M()) { return; }
-  for (var j = 0u; j < 4u; j++) {
-    if (n + j < u_N()) { P[p0 + m * u_N() + n + j] = v[j]; }
-  }
-}`);
-  } else {
-    addStores(shader, dataType, cTerm, storeY);
-  }
-  const range = split ? `
-  let per_split = u_batches() * u_blocksN() * u_blocksM();
-  let sk = gi / per_split;
-  let bi = gi % per_split;
-  let k_lo = sk * u_k_chunk();
-  let k_hi = min(u_K(), k_lo + u_k_chunk());` : `
-  let bi = gi;
-  let k_lo = 0u;
-  let k_hi = u_K();`;
-  const out = split ? '(sk * u_batches() + batch) * u_M() * u_N()' : 'u_y_base() + batch * u_y_bs()';
+  addStores(shader, dataType, cTerm, storeY);
   // Rows and columns past the edge read the last valid one (clamped, no branch) and are not stored.
-  shader.main(`${range}
-  let nb = bi % u_blocksN();
-  let mb = (bi / u_blocksN()) % u_blocksM();
-  let batch = bi / (u_blocksN() * u_blocksM());
+  shader.main(`
+  let nb = gi % u_blocksN();
+  let mb = (gi / u_blocksN()) % u_blocksM();
+  let batch = gi / (u_blocksN() * u_blocksM());
   let m = mb * 4u;
   let n = nb * 4u;
   let a0 = u_a_base() + ab_offset(batch);
@@ -210,7 +186,7 @@ fn store_row(v: vec4<f32>, m: u32, n: u32, p0: u32) {
   var acc1 = vec4<f32>();
   var acc2 = vec4<f32>();
   var acc3 = vec4<f32>();
-  for (var k = k_lo; k < k_hi; k++) {
+  for (var k = 0u; k < u_K(); k++) {
     let ka = k * u_a_sk();
     let kb = k * u_b_sk();
     let b = vec4<f32>(f32(B[bc0 + kb]), f32(B[bc1 + kb]), f32(B[bc2 + kb]), f32(B[bc3 + kb]));
@@ -219,7 +195,7 @@ fn store_row(v: vec4<f32>, m: u32, n: u32, p0: u32) {
     acc2 += f32(A[ar2 + ka]) * b;
     acc3 += f32(A[ar3 + ka]) * b;
   }
-  let y0 = ${out};
+  let y0 = u_y_base() + batch * u_y_bs();
   store_row(acc0, m, n, y0);
   store_row(acc1, m + 1u, n, y0);
   store_row(acc2, m + 2u, n, y0);
