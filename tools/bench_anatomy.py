@@ -5,7 +5,8 @@ variant; headless, printing a table.
 For each model (a generated manifest under /models/<name>/) and each kernel variant (the
 context's ``kernelOverrides`` slot: ``default`` is the adapter's choice, ``nosplit`` forces
 ``{splitK: 1}``, so no matrix product is split along K; ``split64`` and ``split256`` split
-towards 64 or 256 workgroups instead of 128, see ops/matmul_kernels.js splitCount()) the page:
+towards 64 or 256 (``split32``: 32) workgroups instead of 128, see ops/matmul_kernels.js
+splitCount()) the page:
 
 - encodes the plan's first k steps (k in ``--prefixes``, and all) in one compute pass with the
   pass's beginning/end timestamps, submits, and maps the 16 timestamp bytes (nudged as
@@ -42,7 +43,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("bench-results/anatomy.json")
 VARIANTS = {"default": None, "nosplit": {"splitK": 1}, "split64": {"splitGroups": 64},
-            "split256": {"splitGroups": 256, "splitMinK": 32}}
+            "split256": {"splitGroups": 256, "splitMinK": 32}, "split32": {"splitGroups": 32}}
 
 _BODY = """
   const {graphSlots} = await import('/polyfill/graph.js');

@@ -3,8 +3,8 @@
 The layers are EfficientNet-Lite0's 49 convolutions (shapes read from the converted model's
 manifest when ``server/models/generated/efficientnet-lite0/manifest.json`` exists) plus a
 1x32x112x112 3x3 convolution with 32 filters. Each layer is built once per pointwise kernel
-(``auto``: the default choice; ``tiled`` in workgroup memory, ``blocked`` in registers; other
-layers have one kernel) and
+(``auto``: the default choice; ``tiled`` in workgroup memory, also as ``tiled-nosplit``, never
+split along K (ops/matmul_kernels.js); ``blocked`` in registers; other layers have one kernel) and
 timed two ways after warm-up: *latency*, the median of dispatch + readTensor round trips, and
 *throughput*, ``--batch`` dispatches then one readTensor, divided by ``--batch``. With
 ``--model`` the whole EfficientNet-Lite0 graph (real weights) is timed the same way.
@@ -40,6 +40,9 @@ EXTRA_LAYERS = [{"name": "conv3x3-32x112x112-32", "x": [1, 32, 112, 112], "w": [
 
 #: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [layers, reps, batch, model].
 _BENCH_BODY = """
+  // pointwise variants: the default choice, each matrix kernel forced, tiled also never split
+  const POINTWISE = {auto: undefined, blocked: {pointwise: 'blocked'}, tiled: {pointwise: 'tiled'},
+                     'tiled-nosplit': {pointwise: 'tiled', splitK: 1}};
   const {addToBuilder} = await import('/harness/graph_json.js');
   async function time(graph, inputs, outputs, out) {
     const {latency, batchMs} = await timeDispatches(graph, inputs, outputs, out, reps, batch);
@@ -48,8 +51,8 @@ _BENCH_BODY = """
   const rows = [];
   for (const layer of layers) {
     const pointwise = layer.w[2] === 1 && layer.w[3] === 1 && !(layer.options.strides ?? [1, 1]).some((s) => s !== 1);
-    for (const kernel of pointwise ? ['auto', 'blocked', 'tiled'] : ['default']) {
-      slots.kernelOverrides = pointwise && kernel !== 'auto' ? {pointwise: kernel} : undefined;
+    for (const kernel of pointwise ? Object.keys(POINTWISE) : ['default']) {
+      slots.kernelOverrides = pointwise ? POINTWISE[kernel] : undefined;
       const b = new MLGraphBuilder(context);
       const x = b.input('x', {dataType: 'float32', shape: layer.x});
       const w = b.constant({dataType: 'float32', shape: layer.w}, new Float32Array(count(layer.w)).fill(0.01));
@@ -127,7 +130,7 @@ def format_table(result: dict[str, Any]) -> str:
                      f"| {r['macs'] / 1e6:.1f} | {median:.3f} | {r['throughputMs']:.3f} "
                      f"| {r['macs'] / r['throughputMs'] / 1e6:.1f} |")
     lines.insert(rows_end, "")
-    for kernel in ("auto", "blocked", "tiled"):
+    for kernel in ("auto", "blocked", "tiled", "tiled-nosplit"):
         total = sum(r["throughputMs"] for r in result["rows"] if r["kernel"] in (kernel, "default"))
         lines.append(f"sum of throughput times with pointwise={kernel}: {total:.2f} ms")
     if result.get("model"):
