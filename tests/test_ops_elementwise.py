@@ -199,7 +199,7 @@ def test_unary_special_values(webnn_page, server_url, data_type):
     """NaN, ±Inf, ±0, ties, the largest finite values: IEEE results (NaN propagates; sign(NaN) = 0)."""
     x = SPECIALS.astype(data_type) if data_type == "float32" else np.array(SPECIALS[:13], np.float16)
     ops = ["abs", "ceil", "floor", "neg", "roundEven", "sign", "sqrt", "exp", "log", "reciprocal", "relu",
-           "sigmoid", "tanh", "elu", "softplus", "leakyRelu", "erf", "clamp"]
+           "sigmoid", "tanh", "elu", "gelu", "softplus", "leakyRelu", "erf", "clamp"]
     cases = [(unary_graph(op, data_type, x.shape, {"minValue": -1, "maxValue": 2} if op == "clamp" else None), {"x": x})
              for op in ops]
     for op, out in zip(ops, run_ok(webnn_page, server_url, cases)):

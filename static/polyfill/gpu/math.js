@@ -295,10 +295,11 @@ export const MATH = {
   return select(r, -r, x < 0.0);
 }`},
   // gelu(x) = 0.5 x erfc(-x / sqrt 2); exp(-x*x/2) computed from x itself so no rounding of x/sqrt2 is amplified
-  gelu_f: {deps: ['erfcx_f', 'exp_neg_sq_f', 'is_nan_f'], code: `fn gelu_f(x: f32) -> f32 {
+  // (-Inf gives NaN, as the spec's 0.5 * x * (1 + erf(x / sqrt 2)) does: -Inf * 0)
+  gelu_f: {deps: ['erfcx_f', 'exp_neg_sq_f', 'is_nan_f', 'is_inf_f', 'nan_f'], code: `fn gelu_f(x: f32) -> f32 {
   if (is_nan_f(x)) { return x; }
   if (x > 14.0) { return x; }
-  if (x < -20.0) { return -0.0; }
+  if (x < -20.0) { return select(-0.0, nan_f(), is_inf_f(x)); }
   let ec = erfcx_f(abs(x) * ${f(Math.SQRT1_2)}) * exp_neg_sq_f(x, 0.5);
   return select(0.5 * x * ec, x - 0.5 * x * ec, x > 0.0);
 }`},

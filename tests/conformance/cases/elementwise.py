@@ -156,7 +156,7 @@ UNARY_DOMAINS = {
     "sigmoid": (FLOATS, (-40, 40), (-10, 10), [math.nan, math.inf, -math.inf, 0.0], False),
     "tanh": (FLOATS, (-8, 8), (-8, 8), [math.nan, math.inf, -math.inf, -0.0], False),
     "elu": (FLOATS, (-10, 10), (-10, 10), [math.nan, math.inf, -math.inf, 0.0], False),
-    "gelu": (FLOATS, (-10, 10), (-6, 6), [math.nan, math.inf, 0.0], False),
+    "gelu": (FLOATS, (-10, 10), (-6, 6), [math.nan, math.inf, -math.inf, 0.0], False),
     "hardSigmoid": (FLOATS, (-5, 5), (-5, 5), [math.nan, math.inf, -math.inf, 0.0], False),
     "hardSwish": (FLOATS, (-6, 6), (-6, 6), [math.nan, math.inf, -3.0, 3.0], False),
     "leakyRelu": (FLOATS, (-10, 10), (-10, 10), [math.nan, math.inf, -math.inf, -0.0], False),
