@@ -121,8 +121,12 @@ def test_fused_cases_values(webnn_page, server_url):
                                        {"matmul": "gemv"}, {"pointwise": "tiled", "matmul": "tiled", "splitK": 3}])
 def test_fused_cases_on_every_matrix_kernel(webnn_page, server_url, overrides):
     """The pointwise-conv and matrix cases on the kernels this adapter would not pick (the
-    epilogue sits in each kernel's store_y; split along K, in the reduce step's)."""
+    epilogue sits in each kernel's store_y; split along K, in the reduce step's); float32 only
+    for tiled128 and the split."""
     key = "pointwise" if "pointwise" in overrides else "gemm-|matmul-"
     cases = [c for c in fusion_cases.graph_cases() if any(k in c["name"] for k in key.split("|"))]
     assert len(cases) >= 4
+    if overrides.get("matmul") == "tiled128" or "splitK" in overrides:
+        # slow on SwiftShader; float16's rounding is the shared epilogue's, checked on the others
+        cases = [c for c in cases if c["dataType"] == "float32"]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))

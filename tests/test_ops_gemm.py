@@ -30,8 +30,10 @@ def test_graph_cases(webnn_page, server_url, kernel):
     if kernel == "tiled-split":
         overrides = {"matmul": "tiled", "splitK": 3}
     cases = gemm_cases.graph_cases()
-    if kernel in ("tiled128", "tiled-split"):  # slow on SwiftShader: the transposed layouts, batches, C and NaN
+    if kernel == "tiled128":  # slow on SwiftShader: the transposed layouts, batches, C and NaN
         cases = [c for c in cases if re.search(r"aT1-bT1|\[2,1,3\]-5x6|c-6x10-alpha|nan-inf|vec4|70x8|33x20", c["name"])]
+    elif kernel == "tiled-split":  # the split's own paths are test_split_k's; here batches, C, NaN
+        cases = [c for c in cases if re.search(r"\[2,1,3\]-5x6|c-6x10-alpha|nan-inf", c["name"])]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
 
