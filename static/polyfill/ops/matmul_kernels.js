@@ -273,9 +273,16 @@ export function matmulStep(L, p) {
     if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]});
     shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
   }
+  storeStep(L, p, shader, hasC ? [a, b, c, y] : [a, b, y], uniforms, {groups, threads});
+}
+
+/**
+ * Appends the step of `shader`, the one that stores Y: the node's fused stages go into its
+ * epilogue, whose bindings follow `values` and whose uniforms join `uniforms`.
+ */
+function storeStep(L, p, shader, values, uniforms, size) {
   const ep = addEpilogue(shader, L, p.node ?? null);
-  const values = hasC ? [a, b, c, y, ...ep.values] : [a, b, y, ...ep.values];
-  L.step({shader, values, uniforms: {...uniforms, ...ep.uniforms}, groups, threads, label});
+  L.step({shader, values: [...values, ...ep.values], uniforms: {...uniforms, ...ep.uniforms}, ...size, label: p.label});
 }
 
 /**
@@ -292,9 +299,6 @@ function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b
   const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
   L.step({shader, values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
     groups: groups * splitK, label});
-  const reduce = splitReduceShader(dataType, variant.batchRank, hasC);
-  const ep = addEpilogue(reduce, L, p.node ?? null);
-  const values = hasC ? [partial, c, y, ...ep.values] : [partial, y, ...ep.values];
-  L.step({shader: reduce, values, uniforms: {...uniforms, split_k: splitK, ...ep.uniforms},
-    threads: batches * M * N, label});
+  storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC), hasC ? [partial, c, y] : [partial, y],
+    {...uniforms, split_k: splitK}, {threads: batches * M * N});
 }

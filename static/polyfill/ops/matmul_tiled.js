@@ -20,19 +20,28 @@
 import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
 
-/**
- * Adds the output functions both shaders use: the data type's store helpers, `store_y` (one
- * element of Y, C term and epilogue included) and `store_row` (4 columns of one row of Y from a
- * vec4, skipping a row past M and columns past N).
- */
-function addStores(shader, dataType, cTerm, storeY) {
-  shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm)).fn(`
+/** WGSL `fn store_row(v, m, n, y0)`: 4 columns of one row from a vec4 through store_y, skipping a
+ * row past M and columns past N. */
+const STORE_ROW = `
 fn store_row(v: vec4<f32>, m: u32, n: u32, y0: u32) {
   if (m >= u_M()) { return; }
   for (var j = 0u; j < 4u; j++) {
     if (n + j < u_N()) { store_y(v[j], m, n + j, y0); }
   }
-}`);
+}`;
+
+/**
+ * Adds the output functions both shaders use: the data type's store helpers, `store_y` (one
+ * element of Y, C term and epilogue included) and `store_row`; `split`: a `store_y` that writes
+ * the raw sum to the partial-sum array P (row-major M x N from `y0`) instead.
+ */
+function addStores(shader, dataType, cTerm, storeY, split = false) {
+  if (split) {
+    shader.fn('fn store_y(v: f32, m: u32, n: u32, p0: u32) { P[p0 + m * u_N() + n] = v; }');
+  } else {
+    shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
+  }
+  shader.fn(STORE_ROW);
 }
 
 /**
@@ -64,17 +73,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   return 0.0;
 }`);
   }
-  if (split) {
-    shader.fn(`
-fn store_row(v: vec4<f32>, m: u32, n: u32, p0: u32) {
-  if (m >= u_M()) { return; }
-  for (var j = 0u; j < 4u; j++) {
-    if (n + j < u_N()) { P[p0 + m * u_N() + n + j] = v[j]; }
-  }
-}`);
-  } else {
-    addStores(shader, dataType, cTerm, storeY);
-  }
+  addStores(shader, dataType, cTerm, storeY, split);
   const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
   const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
   // Staging loops: scalar loads (any layout) or, where the contiguous axis holds whole vec4s
