@@ -12,7 +12,7 @@ The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHR
 
 Usage::
 
-    python -m tools.bench_readback [--chains 1,25,100] [--reps N] [--force] [--model] [--span]
+    python -m tools.bench_readback [--chains 1,25,100] [--reps N] [--force] [--model]
                                    [--out bench-results/readback.json] [--timeout SECONDS]
 
 Exit status: 0 when every case ran, 2 when the page failed (no adapter, error, timeout).
@@ -29,82 +29,6 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("bench-results/readback.json")
 MODES = ["off", "submit", "write"]
-
-#: With --span: the graph's GPU time from timestamps, on a second context created with profiling (so
-#: that it has "timestamp-query"). The plan's steps are encoded here as plan.dispatch() encodes
-#: them, in one compute pass, but with the pass's own beginning/end timestamps, so the GPU time of
-#: the whole graph is known per run without the per-step passes of the profiling mode. Each
-#: isolated run (submit, then map the 16 timestamp bytes; nudged like readTensor) yields its
-#: round trip and its GPU span; then `reps` runs back to back, one query pair each, yield the
-#: spans of a busy GPU and the first-begin to last-end time. latency - span is what the GPU did
-#: not account for (recording, submission, completion notice).
-_SPAN_JS = """
-  async function gpuSpans(manifest, weights, inName, inSpec, reps) {
-    const {graphSlots} = await import('/polyfill/graph.js');
-    const {addToBuilder} = await import('/harness/graph_json.js');
-    const ctx2 = await navigator.ml.createContext({powerPreference: 'high-performance', polyfill: {profiling: true}});
-    const s2 = contextSlots(ctx2);
-    const device = s2.device;
-    if (!device.features.has('timestamp-query')) { ctx2.destroy(); return {error: 'no timestamp-query'}; }
-    const b = new MLGraphBuilder(ctx2);
-    const operands = addToBuilder(b, manifest, (name, spec) => weights.slice(spec.offset, spec.offset + spec.byteLength));
-    const graph = await b.build(Object.fromEntries(manifest.outputs.map((n) => [n, operands.get(n)])));
-    const xt = await ctx2.createTensor({dataType: inSpec.dataType, shape: inSpec.shape, writable: true});
-    ctx2.writeTensor(xt, new Float32Array(inSpec.shape.reduce((a, v) => a * v, 1)).fill(0.5));
-    const outs = {};
-    for (const n of manifest.outputs) outs[n] = await ctx2.createTensor({dataType: 'float32', shape: operands.get(n).shape, readable: true});
-    const inputs = {[inName]: xt};
-    ctx2.dispatch(graph, inputs, outs);
-    await ctx2.readTensor(outs[manifest.outputs[0]]);
-    const {plan} = graphSlots(graph);
-    const groups = [...plan.bindCache.values()][0];
-    const count = 2 * reps;
-    const qs = device.createQuerySet({type: 'timestamp', count});
-    const resolve = device.createBuffer({size: count * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC});
-    const read = device.createBuffer({size: count * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
-    const encodeRun = (encoder, q) => {
-      const pass = encoder.beginComputePass({timestampWrites: {querySet: qs, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1}});
-      plan.steps.forEach((st, i) => { pass.setPipeline(st.pipeline); pass.setBindGroup(0, groups[i]); pass.dispatchWorkgroups(...st.workgroups); });
-      pass.end();
-    };
-    const readStamps = async (n) => {
-      await s2.completion.wait(read.mapAsync(GPUMapMode.READ, 0, n * 16));
-      const stamps = Array.from(new BigUint64Array(read.getMappedRange(0, n * 16)), Number);
-      read.unmap();
-      return stamps;
-    };
-    const isolated = {latency: [], span: []};
-    for (let i = 0; i < 10 + reps; i++) {
-      const t0 = performance.now();
-      const encoder = device.createCommandEncoder();
-      encodeRun(encoder, 0);
-      encoder.resolveQuerySet(qs, 0, 2, resolve, 0);
-      encoder.copyBufferToBuffer(resolve, 0, read, 0, 16);
-      device.queue.submit([encoder.finish()]);
-      const [t1, t2] = await readStamps(1);
-      const ms = performance.now() - t0;
-      if (i >= 10) { isolated.latency.push(ms); isolated.span.push((t2 - t1) / 1e6); }
-    }
-    const t0 = performance.now();
-    for (let r = 0; r < reps; r++) {
-      const encoder = device.createCommandEncoder();
-      encodeRun(encoder, 2 * r);
-      if (r === reps - 1) {
-        encoder.resolveQuerySet(qs, 0, count, resolve, 0);
-        encoder.copyBufferToBuffer(resolve, 0, read, 0, count * 8);
-      }
-      device.queue.submit([encoder.finish()]);
-    }
-    const stamps = await readStamps(reps);
-    const wall = performance.now() - t0;
-    const busySpan = [];
-    for (let r = 0; r < reps; r++) busySpan.push((stamps[2 * r + 1] - stamps[2 * r]) / 1e6);
-    const busy = {span: busySpan, wallMsPerRun: wall / reps, gpuMsPerRun: (stamps[count - 1] - stamps[0]) / 1e6 / reps};
-    qs.destroy(); resolve.destroy(); read.destroy();
-    ctx2.destroy();
-    return {isolated, busy, steps: plan.steps.length};
-  }
-"""
 
 #: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [chains, reps, force].
 _BENCH_BODY = """
@@ -205,7 +129,6 @@ _BENCH_BODY = """
     for (let i = 0; i < batch; i++) context.dispatch(graph, {[inName]: xt}, outs);
     await context.readTensor(out);
     model = {times, cpu, nudges, chunked, spaced, gpuWorkMs: (performance.now() - t0) / batch};
-    if (withSpan) model.span = await gpuSpans(manifest, weights, inName, inSpec, reps);
     graph.destroy();
   }
   context.destroy();
@@ -236,16 +159,6 @@ def format_table(result: dict[str, Any]) -> str:
         for ms, times in m.get("spaced", {}).items():
             lines.append(f"EfficientNet-Lite0, submit nudges at least {ms} ms apart: "
                          f"{statistics.median(times):.3f} ms ({min(times):.3f}–{max(times):.3f})")
-        span = m.get("span")
-        if span and "error" in span:
-            lines.append(f"GPU spans: {span['error']}")
-        elif span:
-            iso, busy = span["isolated"], span["busy"]
-            lines.append(f"EfficientNet-Lite0 ({span['steps']} steps), one pass with timestamps: isolated run "
-                         f"{statistics.median(iso['latency']):.3f} ms round trip, GPU span "
-                         f"{statistics.median(iso['span']):.3f} ms ({min(iso['span']):.3f}–{max(iso['span']):.3f}); "
-                         f"back to back: GPU span {statistics.median(busy['span']):.3f} ms, "
-                         f"{busy['gpuMsPerRun']:.3f} ms GPU / {busy['wallMsPerRun']:.3f} ms wall per run")
     lines.append("")
     note = " (software adapter, loop forced on)" if result["forced"] and not result["hardware"] else ""
     lines.append("adapter: " + adapter_line(result["adapter"]) + note)
@@ -253,12 +166,12 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def bench(chains: list[int], reps: int, force: bool, timeout_s: float, launches: int = 3,
-          model: bool = False, submit_steps: tuple[int, ...] = (), span: bool = False,
+          model: bool = False, submit_steps: tuple[int, ...] = (),
           intervals: tuple[float, ...] = ()) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears)."""
     from tools.bench_page import page_function, run_in_harness
 
-    body = f"const modes = {MODES!r}; const submitSteps = {list(submit_steps)!r}; const withSpan = {str(span).lower()}; const intervals = {list(intervals)!r};" + _SPAN_JS + _BENCH_BODY
+    body = f"const modes = {MODES!r}; const submitSteps = {list(submit_steps)!r}; const intervals = {list(intervals)!r};" + _BENCH_BODY
     return run_in_harness(page_function("[chains, reps, force, withModel]", body), [chains, reps, force, model],
                           timeout_s, launches)
 
@@ -275,8 +188,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --model: also time command buffers of these many steps each, comma-separated")
     parser.add_argument("--intervals", default="",
                         help="with --model: also time the submit nudge spaced at least these many ms apart, comma-separated")
-    parser.add_argument("--span", action="store_true",
-                        help="with --model: also the graph's GPU span from pass timestamps, isolated and back to back")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole page run")
     args = parser.parse_args(argv)
@@ -285,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     chains = [int(x) for x in args.chains.split(",")]
     return report(lambda: bench(chains, args.reps, args.force, args.timeout, model=args.model,
                                  submit_steps=tuple(int(x) for x in args.submit_steps.split(",") if x),
-                                 span=args.span, intervals=tuple(float(x) for x in args.intervals.split(",") if x)),
+                                 intervals=tuple(float(x) for x in args.intervals.split(",") if x)),
                   format_table, args.out)
 
 
