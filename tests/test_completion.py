@@ -16,6 +16,11 @@ from tests.reference.pool_conv import conv2d
 HELPERS = """
 const {contextSlots} = await import('/polyfill/context.js');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Waits until the loop has no wait outstanding and no dispatch being tracked, or 10 s have
+// passed: a busy CI host can take longer than any fixed sleep to finish the queue's work.
+const settle = async (c) => {
+  for (const end = performance.now() + 10000; (c.tracking || c.outstanding || c.running) && performance.now() < end;) await sleep(10);
+};
 // Counts nudges (queue.submit([]) and 16-byte writeBuffer calls) from now until stop().
 const watchNudges = () => {
   const counts = {submitEmpty: 0, write16: 0};
@@ -91,7 +96,7 @@ def test_forced_runs_while_reading_and_stops(webnn_page, server_url, nudge):
       await new Promise((r) => setTimeout(r, 0));
       const runningWhilePending = c.running;
       const fast = await pending;
-      await sleep(30);  // the pool's onSubmittedWorkDone of the staging buffer settles too
+      await settle(c);  // the pool's onSubmittedWorkDone of the staging buffer settles too
       const afterSettle = {{...counts}};
       const outstandingAfter = c.outstanding;
       await sleep(60);
@@ -270,12 +275,16 @@ def test_dispatch_nudges_until_its_work_is_done(webnn_page, server_url):
       const base = {ours, nudges: c.nudges};
       context.dispatch(graph, {x: xt}, {y: yt});
       const one = {ours: ours - base.ours, tracking: c.tracking, running: c.running};
-      await s.device.queue.onSubmittedWorkDone();
-      await sleep(30);
+      await done.call(s.device.queue);
+      await settle(c);
       const afterOne = {nudges: c.nudges - base.nudges, tracking: c.tracking, outstanding: c.outstanding, running: c.running};
       const before = ours;
       for (let i = 0; i < 20; i++) context.dispatch(graph, {x: xt}, {y: yt});
-      await sleep(60);
+      // Settle without a fixed sleep (a busy CI host can run the burst for longer than any
+      // sleep): wait for the queue through the uncounted original, then give the loop up to
+      // 10 s to see its second onSubmittedWorkDone settle.
+      await done.call(s.device.queue);
+      await settle(c);
       const burst = {ours: ours - before, tracking: c.tracking, outstanding: c.outstanding};
       const off = await navigator.ml.createContext({polyfill: {fastReadback: false}});
       contextSlots(off).completion.hardware = true;
