@@ -18,6 +18,7 @@ with ``?runs=1&warmup=0`` (one inference per picture, three in all).
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.request
 from pathlib import Path
@@ -53,11 +54,31 @@ def manifest() -> dict:
     return json.loads(MANIFEST.read_text())
 
 
+# Pixels in and the tensor out as base64 bytes: a JSON list of a 700x530 RGBA image through
+# page.evaluate takes seconds.
 _PREPROCESS_JS = """async ([width, height, pixels, preprocessing]) => {
   const {preprocess} = await import('/demos/image-classification/preprocess.js');
-  const image = {width, height, data: Uint8ClampedArray.from(pixels)};
-  return Array.from(preprocess(image, preprocessing).tensor);
+  const image = {width, height, data: Uint8ClampedArray.from(atob(pixels), (c) => c.charCodeAt(0))};
+  const tensor = preprocess(image, preprocessing).tensor;
+  const bytes = new Uint8Array(tensor.buffer, tensor.byteOffset, tensor.byteLength);
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
 }"""
+
+# window.lastInput (a Float32Array) as base64 bytes.
+_LAST_INPUT_JS = """() => {
+  const x = window.lastInput;
+  const bytes = new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}"""
+
+
+def _last_input(page) -> np.ndarray:
+    """The page's last input tensor (float32, flat)."""
+    return np.frombuffer(base64.b64decode(page.evaluate(_LAST_INPUT_JS)), dtype=np.float32)
 
 
 def _check_preprocessing(page, manifest: dict) -> None:
@@ -67,8 +88,9 @@ def _check_preprocessing(page, manifest: dict) -> None:
     for height, width in ((256, 300), (64, 64), (97, 61), (700, 530)):
         rgb = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
         rgba = np.concatenate([rgb, np.full((height, width, 1), 255, np.uint8)], axis=2)
-        got = np.asarray(page.evaluate(_PREPROCESS_JS, [width, height, rgba.ravel().tolist(),
-                                                        manifest["preprocessing"]]), dtype=np.float32)
+        encoded = base64.b64encode(rgba.tobytes()).decode()
+        got = np.frombuffer(base64.b64decode(page.evaluate(_PREPROCESS_JS, [width, height, encoded, manifest["preprocessing"]])),
+                            dtype=np.float32)
         assert_abs(got.reshape(1, 3, 224, 224), preprocess(rgb, manifest["preprocessing"]), PILLOW_ATOL)
 
 
@@ -113,7 +135,7 @@ def _check_run(page, run: dict, manifest: dict, source: str, photo: Path | None 
               "probability": float(items.nth(i).get_attribute("data-probability"))} for i in range(items.count())]
     assert shown == run["top5"]
 
-    x = np.asarray(page.evaluate("() => Array.from(window.lastInput)"), dtype=np.float32)
+    x = _last_input(page)
     x = x.reshape(manifest["inputs"]["input"]["shape"])
     assert np.all(np.abs(x) <= 1.0), "inputs (x - 127) / 128 of 8-bit pixels lie in [-0.99, 1]"
     if photo is not None:
@@ -136,7 +158,7 @@ def test_classification_demo(webnn_page, manifest):
     coffee = _wait_for_run(page, 0)  # started on load
     _check_run(page, coffee, manifest, "coffee.jpg", DEMO / "images" / "coffee.jpg")
     assert coffee["top5"][0]["label"] == "espresso", coffee["top5"]
-    coffee_input = page.evaluate("() => Array.from(window.lastInput)")
+    coffee_input = _last_input(page)
 
     after = _sequence(page)
     page.click("button[data-photo=chelsea]")
@@ -152,7 +174,7 @@ def test_classification_demo(webnn_page, manifest):
     upload = _wait_for_run(page, after)
     _check_run(page, upload, manifest, "my-photo.jpg")
     assert upload["top5"][0]["label"] == "espresso"
-    assert page.evaluate("() => Array.from(window.lastInput)") == coffee_input, "same file, same tensor"
+    assert np.array_equal(_last_input(page), coffee_input), "same file, same tensor"
 
     # A file that is no image: reported on the page, not as a console error.
     after = _sequence(page)
@@ -229,7 +251,7 @@ def test_real_size_photos_match_pillow(webnn_page, manifest, tmp_path):
         page.set_input_files("#image-file", str(path))
         run = _wait_for_run(page, after)
         assert run["source"] == name
-        x = np.asarray(page.evaluate("() => Array.from(window.lastInput)"), dtype=np.float32).reshape(1, 3, 224, 224)
+        x = _last_input(page).reshape(1, 3, 224, 224)
         want = preprocess(np.asarray(image), manifest["preprocessing"])
         assert_abs(x, want, PILLOW_ATOL)
         expected = classify(MANIFEST, want)
