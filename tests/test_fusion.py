@@ -1,7 +1,9 @@
 """The fusion pass (compile/fusion.js) and the one epilogue (ops/epilogue.js): how many GPU
 steps the benchmark models compile to, and the value of every fused pattern against float64
 NumPy (NaN/±Inf in the fused operand, non-square shapes, float32 and float16, both conv
-layouts), including the cases where fusion must not happen.
+layouts) on the matrix kernels this adapter would not pick, including the cases where fusion
+must not happen (with the kernels it picks, the same cases run as test_conformance.py's fusion
+family).
 
 Step lists come from the compiled plan through graphSlots() (graph.js's module-private slots,
 the tests' hook), never from an exposed object.
@@ -111,10 +113,9 @@ def test_no_fusion_through_a_shared_or_output_intermediate(webnn_page, server_ur
     assert steps[cases["intermediate-is-output"]["name"]] == [["conv2d"], ["clamp"]]
 
 
-def test_fused_cases_values(webnn_page, server_url):
-    """The fusion family's values against float64 NumPy (NaN/±Inf in the fused operands,
-    float32 and float16, both layouts) with the kernels the adapter picks."""
-    assert_all_pass(run_cases(webnn_page, server_url, fusion_cases.graph_cases()))
+# The fusion family's values with the kernels the adapter picks (NaN/±Inf in the fused operands,
+# float32 and float16, both layouts) are test_conformance.py::test_family[fusion]'s: the same
+# cases, shipped (the staleness test keeps the files equal to tests/conformance/cases/fusion.py).
 
 
 @pytest.mark.parametrize("overrides", [{"pointwise": "tiled"}, {"matmul": "tiled"}, {"matmul": "tiled128"},
