@@ -280,10 +280,7 @@ def test_dispatch_nudges_until_its_work_is_done(webnn_page, server_url):
       const afterOne = {nudges: c.nudges - base.nudges, tracking: c.tracking, outstanding: c.outstanding, running: c.running};
       const before = ours;
       for (let i = 0; i < 20; i++) context.dispatch(graph, {x: xt}, {y: yt});
-      // Settle without a fixed sleep (a busy CI host can run the burst for longer than any
-      // sleep): wait for the queue through the uncounted original, then give the loop up to
-      // 10 s to see its second onSubmittedWorkDone settle.
-      await done.call(s.device.queue);
+      await done.call(s.device.queue);  // the uncounted original
       await settle(c);
       const burst = {ours: ours - before, tracking: c.tracking, outstanding: c.outstanding};
       const off = await navigator.ml.createContext({polyfill: {fastReadback: false}});

@@ -54,25 +54,21 @@ def manifest() -> dict:
     return json.loads(MANIFEST.read_text())
 
 
-# Pixels in and the tensor out as base64 bytes: a JSON list of a 700x530 RGBA image through
-# page.evaluate takes seconds.
+# Pixels in and the tensor out as base64 bytes (the harness's fromBase64/toBase64): a JSON list
+# of a 700x530 RGBA image through page.evaluate takes seconds.
 _PREPROCESS_JS = """async ([width, height, pixels, preprocessing]) => {
   const {preprocess} = await import('/demos/image-classification/preprocess.js');
-  const image = {width, height, data: Uint8ClampedArray.from(atob(pixels), (c) => c.charCodeAt(0))};
+  const {fromBase64, toBase64} = await import('/harness/graph_json.js');
+  const image = {width, height, data: new Uint8ClampedArray(fromBase64(pixels).buffer)};
   const tensor = preprocess(image, preprocessing).tensor;
-  const bytes = new Uint8Array(tensor.buffer, tensor.byteOffset, tensor.byteLength);
-  let text = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(text);
+  return toBase64(new Uint8Array(tensor.buffer, tensor.byteOffset, tensor.byteLength));
 }"""
 
 # window.lastInput (a Float32Array) as base64 bytes.
-_LAST_INPUT_JS = """() => {
+_LAST_INPUT_JS = """async () => {
+  const {toBase64} = await import('/harness/graph_json.js');
   const x = window.lastInput;
-  const bytes = new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  let text = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(text);
+  return toBase64(new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
 }"""
 
 
