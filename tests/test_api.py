@@ -172,12 +172,18 @@ def test_tensors_beyond_max_tensor_byte_length_reject(webnn_page, server_url):
       const outcome = async (f) => { try { const t = await f(); t.destroy(); return 'ok'; } catch (e) { return e.name; } };
       const r = {};
       for (const [dt, size] of [['float32', 4], ['float16', 2], ['int64', 8], ['uint8', 1]]) {
-        const over = {dataType: dt, shape: [lim / size + 1]};
+        const n = Math.floor(lim / size) + 1;
+        const over = {dataType: dt, shape: [n]};
         r[`createTensor ${dt}`] = await outcome(() => dctx.createTensor(over));
         r[`createExportableTensor ${dt}`] = await outcome(() => dctx.createExportableTensor(over, device));
-        r[`createConstantTensor ${dt}`] = await outcome(() => dctx.createConstantTensor(over, new Uint8Array(lim + size)));
+        r[`createConstantTensor ${dt}`] = await outcome(() => dctx.createConstantTensor(over, new Uint8Array(n * size)));
+        // The web-platform-tests' form: (lim + 1) / size elements, the fraction truncated by
+        // [EnforceRange]; over the limit because the limit is 8k - 1 (as Chromium's INT32_MAX).
+        r[`createTensor ${dt} (lim + 1) / size`] = await outcome(() => dctx.createTensor({dataType: dt, shape: [(lim + 1) / size], writable: true}));
       }
-      r.atLimit = await outcome(() => dctx.createTensor({dataType: 'float32', shape: [lim / 4]}));
+      r.atLimit = await outcome(() => dctx.createTensor({dataType: 'float32', shape: [Math.floor(lim / 4)]}));
+      r.int8AtLimit = await outcome(() => dctx.createTensor({dataType: 'int8', shape: [lim]}));
+      r.limMod8 = lim % 8;
       dctx.destroy();
       device.destroy();
       return r;
@@ -185,6 +191,8 @@ def test_tensors_beyond_max_tensor_byte_length_reject(webnn_page, server_url):
     assert "ok" in r, r
     r = r["ok"]
     assert r.pop("atLimit") == "ok"
+    assert r.pop("int8AtLimit") == "ok"
+    assert r.pop("limMod8") == 7
     assert r == {k: "TypeError" for k in r}, r
 
 
@@ -358,7 +366,7 @@ def test_unsigned_arguments_convert_as_webidl(webnn_page, server_url):
 
 
 def test_tensors_beyond_device_limits_fail_clearly(webnn_page, server_url):
-    """maxTensorByteLength is the one size limit (a quarter of the device's storage binding, so
+    """maxTensorByteLength is the one size limit (a quarter of the device's storage binding less a byte, so
     that every data type's compute layout fits): input() and constant() beyond it throw TypeError
     (spec "check dimensions": byte length not supported), for every data type."""
     r = run(webnn_page, server_url, """
@@ -368,14 +376,18 @@ def test_tensors_beyond_device_limits_fail_clearly(webnn_page, server_url):
       const b = new MLGraphBuilder(ctx);
       const r = {lim, binding: Math.min(adapter.limits.maxStorageBufferBindingSize, adapter.limits.maxBufferSize)};
       for (const [dt, size] of [['float32', 4], ['float16', 2], ['int32', 4], ['int64', 8], ['int8', 1]]) {
-        r[`${dt} at the limit`] = await outcome(() => b.input(`${dt}ok`, {dataType: dt, shape: [lim / size]}));
-        r[`${dt} past the limit`] = await outcome(() => b.input(`${dt}big`, {dataType: dt, shape: [lim / size + 1]}));
+        r[`${dt} at the limit`] = await outcome(() => b.input(`${dt}ok`, {dataType: dt, shape: [Math.floor(lim / size)]}));
+        r[`${dt} past the limit`] = await outcome(() => b.input(`${dt}big`, {dataType: dt, shape: [Math.floor(lim / size) + 1]}));
+        // The web-platform-tests' forms ([input] cases): lim / size + 1 and (lim + 1) / size.
+        r[`${dt} past the limit, WPT form`] = await outcome(() => b.input(`${dt}wpt`, {dataType: dt, shape: [lim / size + 1]}));
+        r[`${dt} past the limit, (lim + 1) / size`] = await outcome(() => b.input(`${dt}wpt1`, {dataType: dt, shape: [(lim + 1) / size]}));
       }
       return r;
     """)
     assert "ok" in r, r
     r = r["ok"]
-    assert r.pop("lim") == r.pop("binding") // 4
+    capacity = r.pop("binding") // 4
+    assert r.pop("lim") == capacity - capacity % 8 - 1
     for key, outcome in r.items():
         assert outcome == ("ok" if key.endswith("at the limit") else "TypeError"), (key, outcome)
 
@@ -392,7 +404,7 @@ OVERSIZED_OUTPUTS = {
     "gemm": "b.gemm(b.input('m', {dataType: 'float32', shape: [side, 4]}), b.input('n', {dataType: 'float32', shape: [4, side]}), {label: 'L'})",
     "gather": "b.gather(b.input('g', {dataType: 'float32', shape: [4, 8]}), b.input('i', {dataType: 'int32', shape: [side, side / 8]}), {label: 'L'})",
     "resample2d": "b.resample2d(b.input('img', {dataType: 'float32', shape: [1, 1, 4, 4]}), {sizes: [side, side], label: 'L'})",
-    "cast": "b.cast(b.input('w', {dataType: 'int32', shape: [lim / 4]}), 'int64', {label: 'L'})",
+    "cast": "b.cast(b.input('w', {dataType: 'int32', shape: [Math.floor(lim / 4)]}), 'int64', {label: 'L'})",
     "element count overflow": "b.add(b.input('p', {dataType: 'uint8', shape: [65536, 1]}), b.input('q', {dataType: 'uint8', shape: [1, 65536]}), {label: 'L'})",
 }
 
@@ -444,7 +456,7 @@ def test_allocation_failure_is_an_error_not_wrong_data(webnn_page, server_url):
     data. (Element-wise, not reduced to one value: one workgroup reducing 2^26 elements takes
     20 s on SwiftShader.)"""
     r = run(webnn_page, server_url, """
-      const n = ctx.opSupportLimits().maxTensorByteLength / 4;
+      const n = Math.floor(ctx.opSupportLimits().maxTensorByteLength / 4);
       const b = new MLGraphBuilder(ctx);
       const x = b.input('x', {dataType: 'float32', shape: [1]});
       const big = b.expand(x, [n]);
