@@ -93,7 +93,15 @@ export class MLGraphBuilder {
     }
     const state = builderState(this);
     state.built = true;
-    return compileGraph(state.context, entries);
+    try {
+      return await compileGraph(state.context, entries);
+    } catch (e) {
+      // The spec's errors (TypeError, DOMExceptions such as OperationError or InvalidStateError)
+      // pass through; anything else is a failure to compile: spec build() step "if the previous
+      // step failed", an OperationError, never a plain Error.
+      if (e instanceof DOMException || e instanceof TypeError) throw e;
+      throw domError('OperationError', `compiling the graph failed: ${e?.message ?? String(e)}`, 'build');
+    }
   }
 }
 

@@ -37,7 +37,7 @@ export class ML {
     }
     const powerPreference = options?.powerPreference ?? 'default';
     if (!['default', 'high-performance', 'low-power'].includes(powerPreference)) {
-      throw new TypeError(`createContext: invalid powerPreference ${JSON.stringify(powerPreference)}`);
+      throw new TypeError(`createContext: invalid powerPreference "${String(powerPreference)}"`);
     }
     const polyfill = polyfillOptions(options);
     if (!globalThis.navigator?.gpu) throw domError('NotSupportedError', 'WebGPU is not available in this browser', 'createContext');

@@ -8,6 +8,7 @@ import {typeError} from '../errors.js';
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
 import {checkAxis, optionsDict, reductionShape} from '../shape/reduce.js';
+import {enumValue} from '../shape/common.js';
 import {addMathHelpers} from '../gpu/math.js';
 import {addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
@@ -30,8 +31,7 @@ function argMethod(name) {
     const s = operandOf(builder, input, label);
     if (!INPUT_TYPES.includes(s.dataType)) throw typeError(label, `input data type ${s.dataType} is not one of ${INPUT_TYPES.join(', ')}`);
     const a = checkAxis(axis, s.shape.length, label);
-    const outputDataType = opts.outputDataType ?? 'int32';
-    if (!OUTPUT_TYPES.includes(outputDataType)) throw typeError(label, `outputDataType ${String(outputDataType)} is not one of ${OUTPUT_TYPES.join(', ')}`);
+    const outputDataType = enumValue(opts.outputDataType, OUTPUT_TYPES, 'int32', label, 'outputDataType');
     if (s.shape[a] > MAX_INDEX[outputDataType]) throw typeError(label, `dimension ${s.shape[a]} does not fit ${outputDataType}`);
     const {shape} = reductionShape(s.shape, [a], Boolean(opts.keepDimensions), label);
     return addNode(builder, name, [input], {axis: a}, [{dataType: outputDataType, shape}], label)[0];

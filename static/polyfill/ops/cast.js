@@ -10,8 +10,8 @@
  *  - float -> integer: truncated toward zero when in range. Out of range (implementation-defined):
  *    saturated to the target's range, NaN -> 0 (as the spec's ConvertToInt does for MLNumbers).
  */
-import {typeError} from '../errors.js';
-import {ALL_TYPES, isDataType} from '../dtypes.js';
+import {ALL_TYPES} from '../dtypes.js';
+import {enumValue} from '../shape/common.js';
 import {emitElementwise, kindOf} from './elementwise_kernel.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
@@ -43,8 +43,8 @@ export const CAST = {f: FROM_FLOAT, i: FROM_I32, u: FROM_U32, i64: from64('i64_t
 /** Spec cast() steps: any input type, any target type; the output copies the input's shape. */
 function castMethod(builder, label, input, dataType) {
   const s = operandOf(builder, input, label);
-  if (!isDataType(dataType)) throw typeError(label, `dataType ${JSON.stringify(dataType)} is not an MLOperandDataType`);
-  return addNode(builder, 'cast', [input], {dataType}, [{dataType, shape: s.shape.slice()}], label)[0];
+  const type = enumValue(dataType, ALL_TYPES, undefined, label, 'dataType');
+  return addNode(builder, 'cast', [input], {dataType: type}, [{dataType: type, shape: s.shape.slice()}], label)[0];
 }
 
 function lowerCast(node, L) {

@@ -156,8 +156,8 @@ export function valueWords(value, dataType) {
 
 function padMethod(builder, label, input, beginningPadding, endingPadding, options) {
   const s = operandOf(builder, input, label);
-  const {mode = 'constant', value = 0} = dictionary(options, label);
-  const {shape, begin, end} = padShape(s.shape, beginningPadding, endingPadding, mode, label);
+  const {mode: modeOption = 'constant', value = 0} = dictionary(options, label);
+  const {shape, begin, end, mode} = padShape(s.shape, beginningPadding, endingPadding, modeOption, label);
   // WebIDL (bigint or unrestricted double): anything but a bigint goes through ToNumber ('x' -> NaN)
   if (typeof value === 'symbol') throw typeError(label, 'value must be a number or bigint');
   const number = typeof value === 'bigint' ? value : Number(value);

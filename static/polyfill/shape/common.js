@@ -3,7 +3,7 @@
  * Pure functions, no GPU. Each throws a TypeError prefixed with the operator's label.
  */
 import {typeError} from '../errors.js';
-import {DATA_TYPES, MAX_DIMENSION, MAX_RANK, byteLength, elementCount, isDataType} from '../dtypes.js';
+import {ALL_TYPES, DATA_TYPES, MAX_DIMENSION, MAX_RANK, byteLength, elementCount} from '../dtypes.js';
 
 /**
  * Spec "check dimensions" for an MLOperandDescriptor: a known data type, every dimension a valid
@@ -13,8 +13,8 @@ import {DATA_TYPES, MAX_DIMENSION, MAX_RANK, byteLength, elementCount, isDataTyp
  */
 export function checkDescriptor(desc, label) {
   if (desc === null || typeof desc !== 'object') throw typeError(label, 'descriptor must be an MLOperandDescriptor');
-  const {dataType, shape} = desc;
-  if (!isDataType(dataType)) throw typeError(label, `invalid dataType ${JSON.stringify(dataType)}`);
+  const dataType = enumValue(desc.dataType, ALL_TYPES, undefined, label, 'dataType');
+  const {shape} = desc;
   if (shape === null || typeof shape !== 'object' || typeof shape[Symbol.iterator] !== 'function') {
     throw typeError(label, 'descriptor.shape must be a sequence of dimensions');
   }
@@ -114,6 +114,25 @@ export function stridesOf(shape) {
     s *= shape[i];
   }
   return strides;
+}
+
+/**
+ * Converts an argument as WebIDL converts to an enum type (MLOperandDataType, MLPaddingMode,
+ * MLInputOperandLayout, ...): ToString (a TypeError for a Symbol), then a TypeError unless the
+ * string is one of `allowed`. `undefined` gives `fallback` when one is passed (an optional
+ * dictionary member with a default).
+ * @param {unknown} value
+ * @param {readonly string[]} allowed the enum's values
+ * @param {string|undefined} fallback
+ * @returns {string} the enum value
+ * @throws {TypeError} `[label] what "value" is not one of ...`
+ */
+export function enumValue(value, allowed, fallback, label, what) {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value === 'symbol') throw typeError(label, `${what} must be a string`);
+  const v = String(value);
+  if (!allowed.includes(v)) throw typeError(label, `${what} "${v}" is not one of ${allowed.map((a) => `"${a}"`).join(', ')}`);
+  return v;
 }
 
 /**

@@ -9,6 +9,7 @@
  * the letter up in the layout string (see layoutStrides).
  */
 import {typeError} from '../errors.js';
+import {enumValue} from './common.js';
 import {MAX_DIMENSION} from '../dtypes.js';
 import {checkUnsigned, checkUnsignedList, stridesOf} from './common.js';
 
@@ -19,16 +20,6 @@ export const CONV_TRANSPOSE2D_FILTER_LAYOUTS = Object.freeze(['iohw', 'hwoi', 'o
 /** A valid dimension (spec): an integer in 1..2^31-1. */
 export function isValidDimension(value) {
   return Number.isInteger(value) && value > 0 && value <= MAX_DIMENSION;
-}
-
-/**
- * Checks an enum-typed option (WebIDL enum conversion): undefined gives `fallback`.
- * @throws {TypeError} when the value is not one of `allowed`
- */
-export function enumOption(value, allowed, fallback, label, what) {
-  if (value === undefined) return fallback;
-  if (!allowed.includes(value)) throw typeError(label, `${what} must be one of ${allowed.map((a) => `"${a}"`).join(', ')}, got ${JSON.stringify(value)}`);
-  return value;
 }
 
 /**
@@ -97,8 +88,8 @@ function commonConvOptions(options, label, filterLayouts, defaultFilterLayout) {
   const dilations = listOption(options.dilations, 2, [1, 1], label, 'dilations', true);
   const groups = options.groups === undefined ? 1 : checkUnsigned(options.groups, label, 'groups');
   if (groups === 0) throw typeError(label, 'groups must not be 0');
-  const inputLayout = enumOption(options.inputLayout, INPUT_LAYOUTS, 'nchw', label, 'inputLayout');
-  const filterLayout = enumOption(options.filterLayout, filterLayouts, defaultFilterLayout, label, 'filterLayout');
+  const inputLayout = enumValue(options.inputLayout, INPUT_LAYOUTS, 'nchw', label, 'inputLayout');
+  const filterLayout = enumValue(options.filterLayout, filterLayouts, defaultFilterLayout, label, 'filterLayout');
   return {padding, strides, dilations, groups, inputLayout, filterLayout};
 }
 
@@ -149,8 +140,8 @@ export function convTranspose2dShape(inputShape, filterShape, biasShape, options
   }
   const groups = options.groups === undefined ? 1 : checkUnsigned(options.groups, label, 'groups');
   if (groups === 0) throw typeError(label, 'groups must not be 0');
-  const inputLayout = enumOption(options.inputLayout, INPUT_LAYOUTS, 'nchw', label, 'inputLayout');
-  const filterLayout = enumOption(options.filterLayout, CONV_TRANSPOSE2D_FILTER_LAYOUTS, 'iohw', label, 'filterLayout');
+  const inputLayout = enumValue(options.inputLayout, INPUT_LAYOUTS, 'nchw', label, 'inputLayout');
+  const filterLayout = enumValue(options.filterLayout, CONV_TRANSPOSE2D_FILTER_LAYOUTS, 'iohw', label, 'filterLayout');
   const x = dimsOf(inputShape, inputLayout);
   const f = dimsOf(filterShape, filterLayout);
   if (x.c !== f.i) throw typeError(label, `input channels ${x.c} must equal the filter's input channels ${f.i} (filterLayout "${filterLayout}", shape [${filterShape}])`);

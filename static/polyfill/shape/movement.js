@@ -5,7 +5,7 @@
  */
 import {typeError} from '../errors.js';
 import {MAX_DIMENSION, MAX_RANK, elementCount} from '../dtypes.js';
-import {checkAxes, checkUnsigned, checkUnsignedList, stridesOf, unidirectionallyBroadcastable} from './common.js';
+import {checkAxes, checkUnsigned, checkUnsignedList, enumValue, stridesOf, unidirectionallyBroadcastable} from './common.js';
 
 /** Spec "valid tensor count": 1 to 8192 inputs or outputs. */
 export const MAX_TENSOR_COUNT = 8192;
@@ -166,14 +166,15 @@ export const PADDING_MODES = Object.freeze(['constant', 'edge', 'reflection', 's
  * Spec pad(): paddings of length rank; "reflection" needs each padding smaller than the input
  * dimension. Decision: "symmetric" (as Chromium accepts it: the edge element is repeated)
  * needs each padding at most the input dimension.
- * @returns {{shape: number[], begin: number[], end: number[]}} the output shape and the paddings
+ * @returns {{shape: number[], begin: number[], end: number[], mode: string}} the output shape, the
+ *   paddings and the mode (WebIDL-converted)
  */
 export function padShape(inputShape, beginningPadding, endingPadding, mode, label) {
   const rank = inputShape.length;
   const begin = checkUnsignedList(beginningPadding, label, 'beginningPadding');
   const end = checkUnsignedList(endingPadding, label, 'endingPadding');
   if (begin.length !== rank || end.length !== rank) throw typeError(label, `beginningPadding and endingPadding must have ${rank} values (the input rank)`);
-  if (!PADDING_MODES.includes(mode)) throw typeError(label, `mode ${JSON.stringify(mode)} is not an MLPaddingMode`);
+  mode = enumValue(mode, PADDING_MODES, undefined, label, 'mode');
   for (let i = 0; i < rank; i++) {
     const d = inputShape[i];
     if (mode === 'reflection' && (begin[i] >= d || end[i] >= d)) {
@@ -183,7 +184,7 @@ export function padShape(inputShape, beginningPadding, endingPadding, mode, labe
       throw typeError(label, `symmetric padding (${begin[i]}, ${end[i]}) must not exceed the dimension ${d} of axis ${i}`);
     }
   }
-  return {shape: checkOutputShape(inputShape.map((d, i) => d + begin[i] + end[i]), label), begin, end};
+  return {shape: checkOutputShape(inputShape.map((d, i) => d + begin[i] + end[i]), label), begin, end, mode};
 }
 
 /**

@@ -5,7 +5,8 @@
  */
 import {typeError} from '../errors.js';
 import {checkAxes} from './common.js';
-import {INPUT_LAYOUTS, convOutputSize, dimsOf, enumOption, isValidDimension, listOption, shapeOf} from './conv.js';
+import {INPUT_LAYOUTS, convOutputSize, dimsOf, isValidDimension, listOption, shapeOf} from './conv.js';
+import {enumValue} from './common.js';
 
 export const ROUNDING_TYPES = Object.freeze(['floor', 'ceil']);
 export const INTERPOLATION_MODES = Object.freeze(['nearest-neighbor', 'linear']);
@@ -27,8 +28,8 @@ export const INTERPOLATION_MODES = Object.freeze(['nearest-neighbor', 'linear'])
  * @throws {TypeError}
  */
 export function pool2dShape(inputShape, options, label) {
-  const layout = enumOption(options.layout, INPUT_LAYOUTS, 'nchw', label, 'layout');
-  const rounding = enumOption(options.outputShapeRounding, ROUNDING_TYPES, 'floor', label, 'outputShapeRounding');
+  const layout = enumValue(options.layout, INPUT_LAYOUTS, 'nchw', label, 'layout');
+  const rounding = enumValue(options.outputShapeRounding, ROUNDING_TYPES, 'floor', label, 'outputShapeRounding');
   const x = dimsOf(inputShape, layout);
   const windowDimensions = listOption(options.windowDimensions, 2, [x.h, x.w], label, 'windowDimensions', true);
   const outputSizes = options.outputSizes === undefined ? null : listOption(options.outputSizes, 2, [], label, 'outputSizes');
@@ -66,7 +67,7 @@ export function pool2dShape(inputShape, options, label) {
  * @throws {TypeError}
  */
 export function resample2dShape(inputShape, options, label) {
-  const mode = enumOption(options.mode, INTERPOLATION_MODES, 'nearest-neighbor', label, 'mode');
+  const mode = enumValue(options.mode, INTERPOLATION_MODES, 'nearest-neighbor', label, 'mode');
   let scales = [1, 1];
   if (options.scales !== undefined) {
     const list = options.scales;

@@ -7,7 +7,7 @@
  */
 import {typeError} from '../errors.js';
 import {FLOAT_TYPES, MAX_DIMENSION} from '../dtypes.js';
-import {checkDataType, checkUnsigned} from './common.js';
+import {checkDataType, checkUnsigned, enumValue} from './common.js';
 
 const ACTIVATIONS = ['relu', 'sigmoid', 'tanh'];
 const DIRECTIONS = ['forward', 'backward', 'both'];
@@ -26,13 +26,6 @@ function checkOperand(s, input, shape, label, what) {
   checkDataType(s, FLOAT_TYPES, label, what);
   if (s.dataType !== input.dataType) throw typeError(label, `${what} (${s.dataType}) must have the data type of input (${input.dataType})`);
   if (!sameShape(s.shape, shape)) throw typeError(label, `${what} must have shape [${shape}], got [${s.shape}]`);
-}
-
-function enumValue(value, allowed, fallback, label, what) {
-  if (value === undefined) return fallback;
-  const v = String(value);
-  if (!allowed.includes(v)) throw typeError(label, `${what} "${v}" is not one of ${allowed.join(', ')}`);
-  return v;
 }
 
 function activationList(value, count, defaults, label) {
