@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.graph_batch import check_all, check_errors, data, inp, op_graph, typed_rows
+from tests.graph_batch import check_all, check_errors, data, dtype_name, inp, op_graph, typed_rows
 from tests.reference import movement as ref
 
 
@@ -65,3 +65,47 @@ def test_where_triangular_validation(webnn_page, server_url):
         (f"builder => builder.triangular({inp(f, [2, 2])}, {{diagonal: 0.5, label: 'L'}})", "TypeError"),
         (f"builder => builder.triangular({inp(f, [2, 2])}, {{diagonal: 2147483648, label: 'L'}})", "TypeError"),
     ])
+
+
+#: ONNX's Clip function body (onnx/defs/math: Clip-13's context-dependent expansion), the graph
+#: ORT's WebNN EP builds for the *_expanded Clip node tests: min and max are 0-D graph inputs.
+#:   tmp = where(lesser(x, min), min, x);  y = where(lesser(max, tmp), max, tmp)
+CLIP_EXPANDED = [((3,), -1.0, 1.0), ((3, 4, 5), -1.0, 1.0), ((3,), -5.0, 5.0), ((2, 3, 4), 0.5, 0.25),
+                 ((7,), -np.inf, np.inf), ((6,), np.nan, 2.0)]
+
+
+def clip_expanded_graph(x, lo, hi, with_max=True):
+    """The expanded Clip as a graph description (inputs x, min[, max]; output y)."""
+    scalar = {"dataType": dtype_name(x), "shape": []}
+    ops = [{"op": "lesser", "args": [{"operand": "x"}, {"operand": "min"}], "outputs": "below"},
+           {"op": "where", "args": [{"operand": "below"}, {"operand": "min"}, {"operand": "x"}],
+            "outputs": "tmp" if with_max else "y"}]
+    inputs = {"x": {"dataType": dtype_name(x), "shape": list(x.shape)}, "min": scalar}
+    if with_max:
+        inputs["max"] = scalar
+        ops += [{"op": "lesser", "args": [{"operand": "max"}, {"operand": "tmp"}], "outputs": "above"},
+                {"op": "where", "args": [{"operand": "above"}, {"operand": "max"}, {"operand": "tmp"}], "outputs": "y"}]
+    feeds = {"x": x, "min": np.array(lo, x.dtype), **({"max": np.array(hi, x.dtype)} if with_max else {})}
+    return {"inputs": inputs, "operators": ops, "outputs": ["y"]}, feeds
+
+
+def test_onnx_expanded_clip_pattern(webnn_page, server_url):
+    """lesser + where on 0-D graph inputs, as ONNX's expanded Clip cases run through ORT's WebNN EP
+    (test_clip_example_expanded, test_clip_expanded, test_clip_inbounds_expanded,
+    test_clip_default_min_expanded and test_clip_default_max_expanded among them): bit-exact
+    against NumPy with NaN, ±Inf and -0 in x, min > max, NaN bounds, float32 / float16 / int8."""
+    cases = []
+    for k, (shape, lo, hi) in enumerate(CLIP_EXPANDED):
+        for data_type in ("float32", "float16", "int8"):
+            if data_type == "int8" and not (np.isfinite(lo) and np.isfinite(hi)):
+                continue
+            x = data(shape, data_type, seed=k)
+            if data_type != "int8":
+                x = x / x.dtype.type(50)
+            for with_max in (True, False):
+                d, feeds = clip_expanded_graph(x, lo, hi, with_max)
+                mn = feeds["min"]
+                tmp = np.where(x < mn, mn, x).astype(x.dtype)
+                want = np.where(feeds["max"] < tmp, feeds["max"], tmp).astype(x.dtype) if with_max else tmp
+                cases.append((d, feeds, {"y": want}))
+    check_all(webnn_page, server_url, cases)
