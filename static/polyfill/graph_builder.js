@@ -93,7 +93,8 @@ export class MLGraphBuilder {
     }
     const state = builderState(this);
     state.built = true;
-    return compileGraph(state.context, entries);
+    // the CPU context (cpu/backend.js) compiles to an ONNX Runtime session instead of a WebGPU plan
+    return state.ctx.cpu ? state.ctx.cpu.compile(state.context, entries) : compileGraph(state.context, entries);
   }
 }
 

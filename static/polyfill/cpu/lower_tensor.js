@@ -1,0 +1,264 @@
+/**
+ * CPU-context lowering (cpu/compile.js) of data movement, gather/scatter, reductions, softmax
+ * and the other non-element-wise families to ONNX (see lower_elementwise.js for the contract).
+ * Attributes come from the nodes the shared builder recorded (ops/*.js); where WebNN folds an
+ * option into the output shape (keepDimensions, roundingType, outputSizes, repetitions, sizes),
+ * the ONNX form is derived from the shapes.
+ */
+const F = ['float32'];
+const FI = ['float32', 'int32', 'int64'];
+const typeOf = (operand) => operand.dataType;
+const shapeOf = (operand) => operand.shape;
+const reshape = (G, name, shape) => G.op('Reshape', [name, G.i64(shape)]);
+
+function slice(node, G) {
+  const x = node.inputs[0];
+  const {starts, strides} = node.attrs;
+  const sizes = shapeOf(node.outputs[0]);
+  const ends = starts.map((s, i) => s + (sizes[i] - 1) * strides[i] + 1);
+  const axes = starts.map((_, i) => i);
+  if (axes.length === 0) return [G.op('Identity', [G.value(x)])];
+  return [G.op('Slice', [G.value(x), G.i64(starts), G.i64(ends), G.i64(axes), G.i64(strides)])];
+}
+
+/** Reverses `axes` of `name` (Slice with step -1). */
+function reverseAxes(G, name, axes) {
+  if (axes.length === 0) return G.op('Identity', [name]);
+  const big = -(2n ** 63n);
+  return G.op('Slice', [name, G.i64(axes.map(() => -1)), G.i64(axes.map(() => big)), G.i64(axes), G.i64(axes.map(() => -1))]);
+}
+
+/** pad 'symmetric' (ONNX has none): per axis, mirrored slices including the edge, concatenated. */
+function padSymmetric(G, name, shape, begin, end) {
+  let value = name;
+  shape.forEach((n, axis) => {
+    const parts = [];
+    if (begin[axis] > 0) parts.push(reverseAxes(G, G.op('Slice', [value, G.i64([0]), G.i64([begin[axis]]), G.i64([axis])]), [axis]));
+    parts.push(value);
+    if (end[axis] > 0) parts.push(reverseAxes(G, G.op('Slice', [value, G.i64([n - end[axis]]), G.i64([n]), G.i64([axis])]), [axis]));
+    if (parts.length > 1) value = G.op('Concat', parts, {axis});
+  });
+  return value;
+}
+
+function valueOfWords(words, dataType) {
+  const view = new DataView(new Uint32Array(words).buffer);
+  switch (dataType) {
+    case 'float32': case 'float16': return view.getFloat32(0, true);
+    case 'int64': return view.getBigInt64(0, true);
+    case 'uint64': return view.getBigUint64(0, true);
+    case 'uint32': return view.getUint32(0, true);
+    default: return view.getInt32(0, true);
+  }
+}
+
+function pad(node, G) {
+  const x = node.inputs[0];
+  const {begin, end, mode, value} = node.attrs;
+  const dt = typeOf(x);
+  if (mode === 'symmetric') return [padSymmetric(G, G.value(x), shapeOf(x), begin, end)];
+  const pads = G.i64([...begin, ...end]);
+  const onnxMode = {constant: 'constant', edge: 'edge', reflection: 'reflect'}[mode];
+  const inputs = [G.value(x), pads];
+  if (mode === 'constant') {
+    let v = valueOfWords(value, dt);
+    if (['int8', 'uint8', 'int32', 'uint32'].includes(dt)) v = Number(v);
+    inputs.push(G.scalar(dt, dt === 'float16' ? 0 : v));
+    if (dt === 'float16') {
+      // the float16 constant's bits: ONNX wants the pad value in the input's type
+      inputs[2] = G.cast(G.scalar('float32', v), 'float32', 'float16');
+    }
+  }
+  return [G.op('Pad', inputs, {mode: onnxMode})];
+}
+
+function split(node, G) {
+  const {axis, sizes} = node.attrs;
+  return G.node('Split', [G.value(node.inputs[0]), G.i64(sizes)], {axis}, sizes.length);
+}
+
+function tile(node, G) {
+  const x = node.inputs[0];
+  const reps = shapeOf(node.outputs[0]).map((d, i) => d / shapeOf(x)[i]);
+  return [G.op('Tile', [G.value(x), G.i64(reps)])];
+}
+
+/** Indices as int64 (uint32 has no ONNX Runtime gather kernel). */
+const indices = (G, operand) => G.cast(G.value(operand), typeOf(operand), typeOf(operand) === 'int32' ? 'int32' : 'int64');
+
+const gatherLike = (onnx, axisAttr) => (node, G) => {
+  const [x, idx] = node.inputs;
+  return [G.op(onnx, [G.value(x), indices(G, idx)], axisAttr ? {axis: node.attrs.axis} : {})];
+};
+
+const scatterLike = (onnx, axisAttr) => (node, G) => {
+  const [x, idx, u] = node.inputs;
+  return [G.op(onnx, [G.value(x), G.cast(G.value(idx), typeOf(idx), 'int64'), G.value(u)], axisAttr ? {axis: node.attrs.axis} : {})];
+};
+
+const REDUCE = {
+  reduceL1: ['ReduceL1', FI, 'Abs'],
+  reduceL2: ['ReduceL2', FI, 'Abs'],
+  reduceLogSum: ['ReduceLogSum', F, 'Log'],
+  reduceLogSumExp: ['ReduceLogSumExp', F, 'Identity'],
+  reduceMax: ['ReduceMax', ['float32', 'int32', 'int64', 'int8', 'uint8'], 'Identity'],
+  reduceMean: ['ReduceMean', ['float32', 'int32'], 'Identity'],
+  reduceMin: ['ReduceMin', ['float32', 'int32', 'int64', 'int8', 'uint8'], 'Identity'],
+  reduceProduct: ['ReduceProd', FI, 'Identity'],
+  reduceSum: ['ReduceSum', FI, 'Identity'],
+  reduceSumSquare: ['ReduceSumSquare', FI, 'SumSquare'],
+};
+
+function reduce(node, G) {
+  const [onnx, native, empty] = REDUCE[node.op];
+  const x = node.inputs[0];
+  const {axes} = node.attrs;
+  const out = shapeOf(node.outputs[0]);
+  return [G.carried(typeOf(x), [G.value(x)], native, ([v]) => {
+    if (axes.length === 0) return empty === 'SumSquare' ? G.op('Mul', [v, v]) : G.op(empty, [v]);
+    return reshape(G, G.op(onnx, [v, G.i64(axes)], {keepdims: 1}), out);
+  })];
+}
+
+const argMinMax = (onnx) => (node, G) => {
+  const x = node.inputs[0];
+  const out = node.outputs[0];
+  const r = G.carried(typeOf(x), [G.value(x)], ['float32', 'int32', 'int8', 'uint8'],
+    ([v]) => G.op(onnx, [v], {axis: node.attrs.axis, keepdims: 1, select_last_index: 0}), {outType: null});
+  return [G.cast(reshape(G, r, shapeOf(out)), 'int64', typeOf(out))];
+};
+
+function cumulativeSum(node, G) {
+  const x = node.inputs[0];
+  const {axis, exclusive, reversed} = node.attrs;
+  return [G.carried(typeOf(x), [G.value(x), G.scalar('int64', axis)], FI,
+    (n) => G.op('CumSum', n, {exclusive: exclusive ? 1 : 0, reverse: reversed ? 1 : 0}), {typed: [0]})];
+}
+
+function softmax(node, G) {
+  const x = node.inputs[0];
+  return [G.carried(typeOf(x), [G.value(x)], F, (n) => G.op('Softmax', n, {axis: node.attrs.axis}))];
+}
+
+/** Shape [1, .., n, .., 1] of rank `rank` with `n` at `axis`, for per-channel vectors. */
+function along(rank, axis, n) {
+  return Array.from({length: rank}, (_, i) => (i === axis ? n : 1));
+}
+
+function batchNormalization(node, G) {
+  const [x, mean, variance, ...rest] = node.inputs;
+  const {axis, epsilon, hasScale, hasBias} = node.attrs;
+  const rank = shapeOf(x).length;
+  const c = shapeOf(x)[axis];
+  const vec = (o) => reshape(G, G.cast(G.value(o), typeOf(o), 'float32'), along(rank, axis, c));
+  const xf = G.cast(G.value(x), typeOf(x), 'float32');
+  const denom = G.op('Sqrt', [G.op('Add', [vec(variance), G.scalar('float32', epsilon)])]);
+  let y = G.op('Div', [G.op('Sub', [xf, vec(mean)]), denom]);
+  if (hasScale) y = G.op('Mul', [y, vec(rest[0])]);
+  if (hasBias) y = G.op('Add', [y, vec(rest[hasScale ? 1 : 0])]);
+  return [G.cast(y, 'float32', typeOf(x))];
+}
+
+/** (x - mean) / sqrt(var + eps) over `axes`, in float32, by reductions (population variance). */
+function normalize(G, xf, axes, epsilon) {
+  const mean = G.op('ReduceMean', [xf, G.i64(axes)], {keepdims: 1});
+  const d = G.op('Sub', [xf, mean]);
+  const v = G.op('ReduceMean', [G.op('Mul', [d, d]), G.i64(axes)], {keepdims: 1});
+  return G.op('Div', [d, G.op('Sqrt', [G.op('Add', [v, G.scalar('float32', epsilon)])])]);
+}
+
+function instanceNormalization(node, G) {
+  const [x, ...rest] = node.inputs;
+  const {layout, epsilon, hasScale, hasBias} = node.attrs;
+  const rank = shapeOf(x).length;
+  const axis = layout === 'nchw' ? 1 : 3;
+  const c = shapeOf(x)[axis];
+  const vec = (o) => reshape(G, G.cast(G.value(o), typeOf(o), 'float32'), along(rank, axis, c));
+  let y = normalize(G, G.cast(G.value(x), typeOf(x), 'float32'), layout === 'nchw' ? [2, 3] : [1, 2], epsilon);
+  if (hasScale) y = G.op('Mul', [y, vec(rest[0])]);
+  if (hasBias) y = G.op('Add', [y, vec(rest[hasScale ? 1 : 0])]);
+  return [G.cast(y, 'float32', typeOf(x))];
+}
+
+function layerNormalization(node, G) {
+  const [x, ...rest] = node.inputs;
+  const {axes, epsilon, hasScale, hasBias} = node.attrs;
+  const shape = shapeOf(x);
+  const rank = shape.length;
+  const xf = G.cast(G.value(x), typeOf(x), 'float32');
+  // scale/bias have the input's dimensions at `axes` (in axes order): as broadcastable operands
+  const sorted = [...axes].sort((a, b) => a - b);
+  const vec = (o) => {
+    let v = G.cast(G.value(o), typeOf(o), 'float32');
+    const order = sorted.map((a) => axes.indexOf(a));
+    if (order.some((p, i) => p !== i)) v = G.op('Transpose', [v], {perm: order});
+    return reshape(G, v, shape.map((d, i) => (sorted.includes(i) ? d : 1)));
+  };
+  const trailing = sorted.length > 0 && sorted.every((a, i) => a === rank - sorted.length + i);
+  let y;
+  if (trailing && hasScale && axes.every((a, i) => a === sorted[i])) {
+    // ONNX LayerNormalization: one fused kernel (the encoder's case)
+    const norm = shape.slice(sorted[0]);
+    const s = reshape(G, G.cast(G.value(rest[0]), typeOf(rest[0]), 'float32'), norm);
+    const b = hasBias ? reshape(G, G.cast(G.value(rest[1]), typeOf(rest[1]), 'float32'), norm) : '';
+    y = G.op('LayerNormalization', [xf, s, b], {axis: sorted[0], epsilon: {float: epsilon}});
+  } else {
+    y = sorted.length === 0 ? G.op('Mul', [G.op('Sub', [xf, xf]), G.scalar('float32', 1)]) : normalize(G, xf, sorted, epsilon);
+    if (hasScale) y = G.op('Mul', [y, vec(rest[0])]);
+    if (hasBias) y = G.op('Add', [y, vec(rest[hasScale ? 1 : 0])]);
+  }
+  return [G.cast(y, 'float32', typeOf(x))];
+}
+
+function gemm(node, G) {
+  const [a, b, c] = node.inputs;
+  const {alpha, beta, aTranspose, bTranspose} = node.attrs;
+  const names = [G.value(a), G.value(b)];
+  if (c) names.push(G.value(c));
+  return [G.carried(typeOf(a), names, F, (n) => G.op('Gemm', n,
+    {alpha: {float: alpha}, beta: {float: beta}, transA: aTranspose ? 1 : 0, transB: bTranspose ? 1 : 0}))];
+}
+
+function matmul(node, G) {
+  const [a, b] = node.inputs;
+  return [G.carried(typeOf(a), [G.value(a), G.value(b)], FI, (n) => G.op('MatMul', n))];
+}
+
+function resample2d(node, G) {
+  const x = node.inputs[0];
+  const {mode, axes} = node.attrs;
+  const out = shapeOf(node.outputs[0]);
+  const attrs = mode === 'linear'
+    ? {mode: 'linear', coordinate_transformation_mode: 'half_pixel', axes}
+    : {mode: 'nearest', coordinate_transformation_mode: 'half_pixel', nearest_mode: 'round_prefer_floor', axes};
+  return [G.carried(typeOf(x), [G.value(x), '', '', G.i64(axes.map((a) => out[a]))], F, (n) => G.op('Resize', n, attrs), {typed: [0]})];
+}
+
+/** Lowerings by WebNN operator name. */
+export const TENSOR_LOWERINGS = {
+  reshape: (node, G) => [reshape(G, G.value(node.inputs[0]), shapeOf(node.outputs[0]))],
+  transpose: (node, G) => [G.op('Transpose', [G.value(node.inputs[0])], {perm: node.attrs.permutation})],
+  concat: (node, G) => [G.op('Concat', node.inputs.map((x) => G.value(x)), {axis: node.attrs.axis})],
+  slice,
+  split,
+  expand: (node, G) => [G.op('Expand', [G.value(node.inputs[0]), G.i64(shapeOf(node.outputs[0]))])],
+  tile,
+  pad,
+  reverse: (node, G) => [reverseAxes(G, G.value(node.inputs[0]), node.attrs.axes)],
+  gather: gatherLike('Gather', true),
+  gatherElements: gatherLike('GatherElements', true),
+  gatherND: gatherLike('GatherND', false),
+  scatterElements: scatterLike('ScatterElements', true),
+  scatterND: scatterLike('ScatterND', false),
+  ...Object.fromEntries(Object.keys(REDUCE).map((op) => [op, reduce])),
+  argMax: argMinMax('ArgMax'),
+  argMin: argMinMax('ArgMin'),
+  cumulativeSum,
+  softmax,
+  batchNormalization,
+  instanceNormalization,
+  layerNormalization,
+  gemm,
+  matmul,
+  resample2d,
+};

@@ -1,0 +1,86 @@
+/**
+ * CPU-context lowering (cpu/compile.js) of the sliding-window operators to ONNX: conv2d,
+ * convTranspose2d, averagePool2d, l2Pool2d, maxPool2d. ONNX wants NCHW data and OIHW (conv) /
+ * IOHW (convTranspose) filters: other layouts get Transposes, which ONNX Runtime folds into
+ * constant filters at session creation.
+ */
+const F = ['float32'];
+const NHWC_TO_NCHW = [0, 3, 1, 2];
+const NCHW_TO_NHWC = [0, 2, 3, 1];
+/** Filter layout -> permutation to ONNX's order. */
+const CONV_FILTER = {oihw: null, hwio: [3, 2, 0, 1], ohwi: [0, 3, 1, 2], ihwo: [3, 0, 1, 2]};
+const TRANSPOSE_FILTER = {iohw: null, hwoi: [3, 2, 0, 1], ohwi: [3, 0, 1, 2]};
+
+const transpose = (G, name, perm) => (perm ? G.op('Transpose', [name], {perm}) : name);
+
+/** Spatial sizes [h, w] of a 4-D shape in `layout`. */
+const spatial = (shape, layout) => (layout === 'nchw' ? [shape[2], shape[3]] : [shape[1], shape[2]]);
+
+/**
+ * Runs `build(x)` on the input in NCHW and float32 (carried), returning the output in the
+ * node's layout and type.
+ */
+function nchw(node, G, layout, names, build) {
+  const x = node.inputs[0];
+  return G.carried(x.dataType, names, F, ([v, ...rest], type) => {
+    const y = build(transpose(G, v, layout === 'nhwc' ? NHWC_TO_NCHW : null), rest, type);
+    return transpose(G, y, layout === 'nhwc' ? NCHW_TO_NHWC : null);
+  });
+}
+
+function conv2d(node, G) {
+  const [x, w, b] = node.inputs;
+  const {padding, strides, dilations, groups, inputLayout, filterLayout} = node.attrs;
+  const names = [G.value(x), G.value(w), ...(b ? [G.value(b)] : [])];
+  return [nchw(node, G, inputLayout, names, (v, [wv, bv]) => G.op('Conv', [v, transpose(G, wv, CONV_FILTER[filterLayout]), ...(bv ? [bv] : [])], {
+    pads: [padding[0], padding[2], padding[1], padding[3]], strides, dilations, group: groups,
+  }))];
+}
+
+function convTranspose2d(node, G) {
+  const [x, w, b] = node.inputs;
+  const {padding, strides, dilations, outputPadding, groups, inputLayout, filterLayout} = node.attrs;
+  const [inH, inW] = spatial(x.shape, inputLayout);
+  const [outH, outW] = spatial(node.outputs[0].shape, inputLayout);
+  const fShape = w.shape;
+  const perm = TRANSPOSE_FILTER[filterLayout];
+  const [kH, kW] = perm ? [fShape[perm[2]], fShape[perm[3]]] : [fShape[2], fShape[3]];
+  // outputSizes is folded into the output shape: the output padding that gives it
+  const natural = (n, s, p0, p1, d, k) => (n - 1) * s - p0 - p1 + d * (k - 1) + 1;
+  const op = [outH - natural(inH, strides[0], padding[0], padding[1], dilations[0], kH),
+    outW - natural(inW, strides[1], padding[2], padding[3], dilations[1], kW)];
+  void outputPadding;
+  const names = [G.value(x), G.value(w), ...(b ? [G.value(b)] : [])];
+  return [nchw(node, G, inputLayout, names, (v, [wv, bv]) => G.op('ConvTranspose', [v, transpose(G, wv, perm), ...(bv ? [bv] : [])], {
+    pads: [padding[0], padding[2], padding[1], padding[3]], strides, dilations, group: groups, output_padding: op,
+  }))];
+}
+
+const POOLS = {
+  averagePool2d: (attrs) => ['AveragePool', {...attrs, count_include_pad: 0}],
+  maxPool2d: (attrs) => ['MaxPool', attrs],
+  l2Pool2d: (attrs) => ['LpPool', {...attrs, p: 2}],
+};
+
+function pool(node, G) {
+  const x = node.inputs[0];
+  const {windowDimensions, padding, strides, dilations, layout} = node.attrs;
+  const [inH, inW] = spatial(x.shape, layout);
+  const [outH, outW] = spatial(node.outputs[0].shape, layout);
+  const floorSize = (n, k, p0, p1, s, d) => Math.floor((n + p0 + p1 - d * (k - 1) - 1) / s) + 1;
+  const ceil = floorSize(inH, windowDimensions[0], padding[0], padding[1], strides[0], dilations[0]) < outH
+    || floorSize(inW, windowDimensions[1], padding[2], padding[3], strides[1], dilations[1]) < outW;
+  const [onnx, attrs] = POOLS[node.op]({
+    kernel_shape: windowDimensions, pads: [padding[0], padding[2], padding[1], padding[3]], strides, dilations, ceil_mode: ceil ? 1 : 0,
+  });
+  if (onnx === 'AveragePool' && dilations.every((d) => d === 1)) delete attrs.dilations;
+  if (onnx === 'LpPool') delete attrs.ceil_mode;
+  const native = node.op === 'maxPool2d' ? ['float32', 'int8', 'uint8'] : F;
+  return [G.carried(x.dataType, [G.value(x)], native, ([v]) => {
+    const y = G.op(onnx, [transpose(G, v, layout === 'nhwc' ? NHWC_TO_NCHW : null)], attrs);
+    return transpose(G, y, layout === 'nhwc' ? NCHW_TO_NHWC : null);
+  })];
+}
+
+/** Lowerings by WebNN operator name. */
+export const WINDOW_LOWERINGS = {conv2d, convTranspose2d, averagePool2d: pool, maxPool2d: pool, l2Pool2d: pool};
