@@ -66,11 +66,16 @@ ORT_FILES = {
     "webgpu": ("ort.webgpu.min.mjs", "ort-wasm-simd-threaded.asyncify.mjs",
                "ort-wasm-simd-threaded.asyncify.wasm"),
 }
+#: the CPU context's engine (static/polyfill/cpu/session.js): ORT's wasm-only build, in the polyfill's
+#: own folder so that a copy of static/polyfill/ carries it
+POLYFILL_VENDOR = ROOT / "static" / "polyfill" / "vendor" / "ort"
+POLYFILL_ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 DEFAULT_OUT = Path("bench-results/bench.json")
 
 
-def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR) -> None:
-    """``npm install onnxruntime-web@version`` in a scratch folder; copy ORT_FILES into ``vendor``.
+def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR, polyfill_vendor: Path = POLYFILL_VENDOR) -> None:
+    """``npm install onnxruntime-web@version`` in a scratch folder; copy ORT_FILES into ``vendor``
+    and POLYFILL_ORT_FILES (the CPU context's engine) into ``polyfill_vendor``.
 
     Raises:
         FileNotFoundError: npm is not on PATH; subprocess.CalledProcessError: npm failed.
@@ -86,6 +91,10 @@ def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR) -> None:
         for name in sorted({f for files in ORT_FILES.values() for f in files}):
             shutil.copyfile(dist / name, vendor / name)
         (vendor / "VERSION").write_text(f"onnxruntime-web {version}\n", encoding="utf-8")
+        polyfill_vendor.mkdir(parents=True, exist_ok=True)
+        for name in POLYFILL_ORT_FILES:
+            shutil.copyfile(dist / name, polyfill_vendor / name)
+        (polyfill_vendor / "VERSION").write_text(f"onnxruntime-web {version}\n", encoding="utf-8")
 
 
 

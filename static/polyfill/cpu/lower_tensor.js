@@ -231,7 +231,17 @@ function resample2d(node, G) {
   const attrs = mode === 'linear'
     ? {mode: 'linear', coordinate_transformation_mode: 'half_pixel', axes}
     : {mode: 'nearest', coordinate_transformation_mode: 'half_pixel', nearest_mode: 'round_prefer_floor', axes};
-  return [G.carried(typeOf(x), [G.value(x), '', '', G.i64(axes.map((a) => out[a]))], F, (n) => G.op('Resize', n, attrs), {typed: [0]})];
+  const inner = (axes[0] === 2 && axes[1] === 3) || (axes[0] === 1 && axes[1] === 2);
+  if (inner) return [G.carried(typeOf(x), [G.value(x), '', '', G.i64(axes.map((a) => out[a]))], F, (n) => G.op('Resize', n, attrs), {typed: [0]})];
+  // ORT resizes only the two innermost axes (or 1, 2): move the axes there and back
+  const rest = [0, 1, 2, 3].filter((a) => !axes.includes(a));
+  const perm = [...rest, ...axes];
+  const inverse = perm.map((_, i) => perm.indexOf(i));
+  return [G.carried(typeOf(x), [G.value(x)], F, ([v]) => {
+    const t = G.op('Transpose', [v], {perm});
+    const r = G.op('Resize', [t, '', '', G.i64(axes.map((a) => out[a]))], {...attrs, axes: [2, 3]});
+    return G.op('Transpose', [r], {perm: inverse});
+  })];
 }
 
 /** Lowerings by WebNN operator name. */
@@ -247,7 +257,7 @@ export const TENSOR_LOWERINGS = {
   reverse: (node, G) => [reverseAxes(G, G.value(node.inputs[0]), node.attrs.axes)],
   gather: gatherLike('Gather', true),
   gatherElements: gatherLike('GatherElements', true),
-  gatherND: gatherLike('GatherND', false),
+  gatherND: (node, G) => [G.op('GatherND', [G.value(node.inputs[0]), G.cast(G.value(node.inputs[1]), typeOf(node.inputs[1]), 'int64')])],
   scatterElements: scatterLike('ScatterElements', true),
   scatterND: scatterLike('ScatterND', false),
   ...Object.fromEntries(Object.keys(REDUCE).map((op) => [op, reduce])),

@@ -62,6 +62,30 @@ const POOLS = {
   l2Pool2d: (attrs) => ['LpPool', {...attrs, p: 2}],
 };
 
+/**
+ * Pooling with the padding written out (ONNX Runtime wants each pad smaller than the window):
+ * the input padded by Pad (-Infinity for max, 0 otherwise, plus the extra end rows a ceil
+ * rounding needs), then a pool without pads; the average divides by the taps inside the input,
+ * the average of a padded mask of ones.
+ */
+function explicitPool(G, node, v, attrs, out) {
+  const [onnx] = POOLS[node.op]({});
+  const [n, c, inH, inW] = node.inputs[0].shape.length && attrs.nchwShape;
+  void n; void c;
+  const {kernel_shape: k, pads, strides: s} = attrs;
+  const d = attrs.dilations ?? [1, 1];
+  const extra = [0, 1].map((i) => Math.max(0, (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - ([inH, inW][i] + pads[i] + pads[i + 2])));
+  const all = [0, 0, pads[0], pads[1], 0, 0, pads[2] + extra[0], pads[3] + extra[1]];
+  const plain = {kernel_shape: k, strides: s, ...(attrs.dilations ? {dilations: d} : {})};
+  const padded = (x, value) => G.op('Pad', [x, G.i64(all), G.scalar('float32', value)]);
+  if (onnx === 'MaxPool') return G.op('MaxPool', [padded(v, -Infinity)], plain);
+  if (onnx === 'LpPool') return G.op('LpPool', [padded(v, 0)], {...plain, p: 2});
+  const sum = G.op('AveragePool', [padded(v, 0)], {...plain, count_include_pad: 1});
+  const ones = G.op('Add', [G.op('Mul', [v, G.scalar('float32', 0)]), G.scalar('float32', 1)]);
+  const count = G.op('AveragePool', [padded(ones, 0)], {...plain, count_include_pad: 1});
+  return G.op('Div', [sum, count]);
+}
+
 function pool(node, G) {
   const x = node.inputs[0];
   const {windowDimensions, padding, strides, dilations, layout} = node.attrs;
@@ -70,16 +94,21 @@ function pool(node, G) {
   const floorSize = (n, k, p0, p1, s, d) => Math.floor((n + p0 + p1 - d * (k - 1) - 1) / s) + 1;
   const ceil = floorSize(inH, windowDimensions[0], padding[0], padding[1], strides[0], dilations[0]) < outH
     || floorSize(inW, windowDimensions[1], padding[2], padding[3], strides[1], dilations[1]) < outW;
-  const [onnx, attrs] = POOLS[node.op]({
-    kernel_shape: windowDimensions, pads: [padding[0], padding[2], padding[1], padding[3]], strides, dilations, ceil_mode: ceil ? 1 : 0,
-  });
+  const pads = [padding[0], padding[2], padding[1], padding[3]];
+  const wide = pads.some((p, i) => p >= windowDimensions[i % 2]);
+  const [onnx, attrs] = POOLS[node.op]({kernel_shape: windowDimensions, pads, strides, dilations, ceil_mode: ceil ? 1 : 0});
   if (onnx === 'AveragePool' && dilations.every((d) => d === 1)) delete attrs.dilations;
-  if (onnx === 'LpPool') delete attrs.ceil_mode;
+  // maxPool of 32-bit integers in float64 (exact); ORT's MaxPool has no integer kernel beyond 8 bits
   const native = node.op === 'maxPool2d' ? ['float32', 'int8', 'uint8'] : F;
-  return [G.carried(x.dataType, [G.value(x)], native, ([v]) => {
-    const y = G.op(onnx, [transpose(G, v, layout === 'nhwc' ? NHWC_TO_NCHW : null)], attrs);
+  const dt = x.dataType;
+  const wideInt = node.op === 'maxPool2d' && ['int32', 'uint32'].includes(dt);
+  const build = (v) => {
+    const t = transpose(G, v, layout === 'nhwc' ? NHWC_TO_NCHW : null);
+    const y = wide ? explicitPool(G, node, t, {...attrs, nchwShape: [0, 0, inH, inW]}, [outH, outW]) : G.op(onnx, [t], attrs);
     return transpose(G, y, layout === 'nhwc' ? NCHW_TO_NHWC : null);
-  })];
+  };
+  if (wideInt && !wide) return [G.cast(G.op('Cast', [build(G.op('Cast', [G.value(x)], {to: 11}))], {to: dt === 'int32' ? 6 : 12}), dt, dt)];
+  return [G.carried(dt, [G.value(x)], native, ([v]) => build(v))];
 }
 
 /** Lowerings by WebNN operator name. */

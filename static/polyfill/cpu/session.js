@@ -49,7 +49,7 @@ export async function loadOrt(base, threads) {
     ort.env.wasm.wasmPaths = base;
     ort.env.wasm.numThreads = threads;
     ort.env.wasm.proxy = false;
-    ort.env.logLevel = 'error';
+    ort.env.logLevel = 'fatal'; // failures reach the caller as DOMExceptions, not the console
     Object.defineProperty(ort.env.wasm, 'webnnPolyfillConfigured', {value: true});
   }
   return ort;
@@ -66,7 +66,7 @@ export async function loadOrt(base, threads) {
 export async function createSession(ort, model) {
   try {
     return await ort.InferenceSession.create(model, {
-      executionProviders: ['wasm'], graphOptimizationLevel: 'all', enableMemPattern: true, enableCpuMemArena: true,
+      executionProviders: ['wasm'], graphOptimizationLevel: 'all', enableMemPattern: true, enableCpuMemArena: true, logSeverityLevel: 4,
     });
   } catch (e) {
     throw domError('NotSupportedError', `ONNX Runtime (wasm) cannot run the graph: ${e?.message ?? e}`, 'build');
