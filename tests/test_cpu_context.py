@@ -74,7 +74,9 @@ def test_tensors_ordering_and_errors(webnn_page, server_url):
       await c.readTensor(yt, into);
       const errors = {};
       const name = (f) => { try { f(); return 'none'; } catch (e) { return e.name; } };
-      errors.wrongShape = name(() => c.dispatch(g, {x: yt}, {y: xt}));
+      const wide = await c.createTensor({dataType: 'float32', shape: [4], writable: true});
+      errors.wrongShape = name(() => c.dispatch(g, {x: wide}, {y: yt}));
+      errors.sameTwice = name(() => c.dispatch(g, {x: xt}, {y: xt}));
       errors.unreadable = await c.readTensor(xt).then(() => 'none', (e) => e.name);
       errors.unwritable = name(() => c.writeTensor(yt, new Float32Array(3)));
       errors.badLength = name(() => c.writeTensor(xt, new Float32Array(2)));
@@ -95,7 +97,7 @@ def test_tensors_ordering_and_errors(webnn_page, server_url):
     assert r["first"] == [2, -6, 1.5]
     assert r["into"] == [20, -60, 15, 7]
     assert r["errors"] == {
-        "wrongShape": "TypeError", "unreadable": "TypeError", "unwritable": "TypeError", "badLength": "TypeError",
+        "wrongShape": "TypeError", "sameTwice": "TypeError", "unreadable": "TypeError", "unwritable": "TypeError", "badLength": "TypeError",
         "exportable": "TypeError", "destroyedPending": "InvalidStateError", "destroyedDispatch": "TypeError",
         "destroyedGraph": "InvalidStateError", "lostWrite": "TypeError", "lostBuilder": "InvalidStateError"}
     assert r["lost"] == "string"

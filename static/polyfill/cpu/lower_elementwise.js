@@ -27,6 +27,24 @@ function unary(onnx, native, attrs = () => ({})) {
   };
 }
 
+/**
+ * div: integers truncate toward zero with the spec's x / 0 = x and a wrapping MIN / -1 (ONNX
+ * Runtime traps on both): the divisor 0 or -1 becomes 1, and -1 negates instead.
+ */
+function div(node, G) {
+  const [a, b] = node.inputs;
+  if (['float32', 'float16'].includes(typeOf(a))) return binary('Div', F)(node, G);
+  return [G.carried(typeOf(a), [G.value(a), G.value(b)], FIU, ([x, y], type) => {
+    const signed = type.startsWith('int');
+    const one = G.scalar(type, 1);
+    const zero = G.op('Equal', [y, G.scalar(type, 0)]);
+    if (!signed) return G.op('Div', [x, G.op('Add', [y, G.op('Cast', [zero], {to: type === 'uint32' ? 12 : 13})])]); // no unsigned Where
+    const minusOne = G.op('Equal', [y, G.scalar(type, -1)]);
+    const q = G.op('Div', [x, G.op('Where', [G.op('Or', [zero, minusOne]), one, y])]);
+    return G.op('Where', [minusOne, G.op('Neg', [x]), q]);
+  })];
+}
+
 /** Comparisons: ONNX gives bool, WebNN uint8. */
 function compare(onnx, native) {
   return (node, G) => {
@@ -185,7 +203,7 @@ export const ELEMENTWISE_LOWERINGS = {
   add: binary('Add', FI),
   sub: binary('Sub', FI),
   mul: binary('Mul', FI),
-  div: binary('Div', FIU),
+  div,
   max: binary('Max', MINMAX),
   min: binary('Min', MINMAX),
   pow: binary('Pow', FI),

@@ -56,6 +56,7 @@ function pad(node, G) {
   const x = node.inputs[0];
   const {begin, end, mode, value} = node.attrs;
   const dt = typeOf(x);
+  if (shapeOf(x).length === 0) return [G.op('Identity', [G.value(x)])];
   if (mode === 'symmetric') return [padSymmetric(G, G.value(x), shapeOf(x), begin, end)];
   const pads = G.i64([...begin, ...end]);
   const onnxMode = {constant: 'constant', edge: 'edge', reflection: 'reflect'}[mode];
