@@ -99,9 +99,10 @@ def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR, polyfill_vend
 
 
 MODELS = ("efficientnet-lite0", "mobilenetv2", "bert-encoder")
-RUNTIMES = ("builder", "webnn-ep", "jsep", "webgpu")
+RUNTIMES = ("builder", "webnn-ep", "jsep", "webgpu", "cpu", "wasm")
 RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "webnn-ep": "ORT-web WebNN EP on the polyfill",
-                  "jsep": "ORT-web WebGPU (JSEP)", "webgpu": "ORT-web native WebGPU EP"}
+                  "jsep": "ORT-web WebGPU (JSEP)", "webgpu": "ORT-web native WebGPU EP",
+                  "cpu": "our builder code, CPU context", "wasm": "ORT-web wasm EP"}
 #: largest |runtime - onnxruntime CPU| accepted per model (float32 on GPUs, different summation order)
 TOLERANCE = {"efficientnet-lite0": 1e-4, "mobilenetv2": 1e-3, "bert-encoder": 1e-3}
 README = ROOT / "README.md"
@@ -142,10 +143,13 @@ def reference_output(folder: Path) -> np.ndarray:
 
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int,
-             profile: bool, submit_steps: str | None = None) -> str:
-    """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads)."""
+             profile: bool, submit_steps: str | None = None, threads: int = 1) -> str:
+    """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads); more than
+    one thread makes the page cross-origin isolated (``coi=1``: COOP/COEP from the server)."""
     params = {"models": ",".join(models), "runtimes": ",".join(runtimes), "runs": runs, "warmup": warmup,
-              "batch": batch, "profile": int(profile), "webnn": "polyfill"}
+              "batch": batch, "profile": int(profile), "webnn": "polyfill", "threads": threads}
+    if threads > 1:
+        params["coi"] = 1
     if submit_steps:
         params["submitSteps"] = submit_steps
     query = urlencode(params)
@@ -195,7 +199,7 @@ def format_tables(run: dict[str, Any]) -> str:
                          f"| {calls} | {diff} |")
     browser = run.get("browser", "")
     lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
-              f"{cfg['batch']} runs then one read; ORT-web {run['ortVersion']}; adapter: "
+              f"{cfg['batch']} runs then one read; ORT-web {run['ortVersion']}; cpu/wasm threads: {cfg.get('threads', 1)}; adapter: "
               f"{adapter_line(run.get('adapter') or {})}" + (f"; Chromium {browser}" if browser else "")
               + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")]
     return "\n".join(lines).lstrip("\n")
@@ -235,7 +239,7 @@ def update_readme(run: dict[str, Any], readme: Path = README) -> None:
 
 
 def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int, profile: bool,
-          timeout_s: float, launches: int = 3, submit_steps: str | None = None) -> dict[str, Any]:
+          timeout_s: float, launches: int = 3, submit_steps: str | None = None, threads: int = 1) -> dict[str, Any]:
     """Run the page once in a fresh headless browser (retrying a missing adapter); returns its
     ``window.lastRun`` plus ``browser`` and ``wallSeconds``."""
     from playwright.sync_api import sync_playwright
@@ -244,7 +248,7 @@ def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch:
     from tests.live_server import serve_in_thread
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps),
+        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps, threads),
                                  timeout_s, launches, "bench")
 
 
@@ -273,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only rewrite the README's table from JSON (default: --out's file)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads of the cpu and wasm runtimes (default 1; more serves the page cross-origin isolated)")
     parser.add_argument("--submit-steps", metavar="N|doubling",
                         help="set every polyfill context's submitSteps slot (compile/plan.js), a measuring knob")
     args = parser.parse_args(argv)
@@ -290,11 +296,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"installed onnxruntime-web {ORT_VERSION} into {VENDOR}")
                 return 0
         missing = [f for files in ORT_FILES.values() for f in files if not (VENDOR / f).exists()]
-        if missing and set(runtimes) - {"builder"}:
+        if missing and set(runtimes) - {"builder", "cpu", "wasm"}:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")
         references = {name: reference_output(prepare_model(name)) for name in models}
         run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches,
-                    args.submit_steps)
+                    args.submit_steps, args.threads)
     except Exception as exc:  # noqa: BLE001 - report any failure as exit status 2
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
