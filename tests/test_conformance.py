@@ -139,12 +139,15 @@ def _cpu_gaps() -> dict[str, str]:
 def test_family_cpu(webnn_page):
     """Every family's cases on the CPU context (createContext({deviceType: 'cpu'})) in one page
     and one context: all pass within the same tolerances, except the listed gaps, which must
-    fail (a gap of an operator the context does not lower fails with NotSupportedError and the
-    operator is missing from its opSupportLimits())."""
+    fail (a gap of an operator or data type missing from the context's opSupportLimits() must
+    fail with NotSupportedError)."""
     _open(webnn_page)
     run = webnn_page.evaluate("""async () => {
       const c = await navigator.ml.createContext({deviceType: 'cpu'});
-      const limits = Object.keys(c.opSupportLimits());
+      const all = c.opSupportLimits();
+      // operator -> the data types of its first operand (input, a, inputs)
+      const limits = Object.fromEntries(Object.entries(all).filter(([, v]) => v && typeof v === 'object' && !v.dataTypes)
+        .map(([op, v]) => [op, Object.values(v)[0].dataTypes]));
       c.destroy();
       return {limits, ...(await window.runConformance({deviceType: 'cpu'}))};
     }""")
@@ -157,9 +160,10 @@ def test_family_cpu(webnn_page):
         f"{n}: {d}" for n, d in list(unexpected.items())[:40])
     fixed = sorted(set(gaps) - set(failures))
     assert not fixed, f"listed in {CPU_GAPS_FILE.name} but passing now (remove them): {fixed[:20]}"
-    ops = {r["name"]: r["op"] for r in run["results"]}
+    cases = {r["name"]: r for r in run["results"]}
     for name in gaps:
-        if ops[name] not in run["limits"]:
+        op, data_type = cases[name]["op"], cases[name]["dataType"]
+        if op not in run["limits"] or data_type not in run["limits"][op]:
             assert failures[name].startswith("NotSupportedError"), f"{name}: {failures[name]}"
 
 

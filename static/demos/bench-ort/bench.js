@@ -146,7 +146,7 @@ async function main() {
   const counts = countWebNNCalls();  // before ORT loads: its WebNN EP calls the wrapped methods
   const models = [];
   for (const name of config.models) models.push(await benchModel(name, config.runtimes, config, counts));
-  return {adapter, implementation, ortVersion: await ortVersion(), config, models};
+  return {adapter, implementation, ortVersion: await ortVersion(config.runtimes.some((r) => !['cpu', 'wasm', 'builder'].includes(r)) ? 'jsep' : 'wasm'), config, models};
 }
 
 const out = document.getElementById('out');

@@ -53,9 +53,9 @@ async function ortFor(runtime) {
   return ortModules.get(file);
 }
 
-/** The ORT version string of a loaded ORT module ('unknown' when it does not say). */
-export async function ortVersion() {
-  const ort = await ortFor('jsep');
+/** The ORT version string of the ORT module of `runtime` ('unknown' when it does not say). */
+export async function ortVersion(runtime = 'jsep') {
+  const ort = await ortFor(runtime);
   return ort.env.versions?.web ?? ort.env.versions?.common ?? 'unknown';
 }
 
@@ -124,7 +124,12 @@ export function ortSessionOptions(runtime, manifest, weights) {
     return {...common, executionProviders: [{name: 'webnn', deviceType: 'gpu'}],
       extra: {session: {disable_cpu_ep_fallback: '1'}}, preferredOutputLocation: 'ml-tensor'};
   }
-  if (runtime === 'wasm') return {...common, executionProviders: ['wasm'], graphOptimizationLevel: 'all'};
+  // MatMulScaleFusion reads a scalar initializer from the external data file, which ORT-web
+  // cannot (the encoder's session fails): that one fusion is off for the wasm runtime
+  if (runtime === 'wasm') {
+    return {...common, executionProviders: ['wasm'], graphOptimizationLevel: 'all',
+      extra: {optimization: {disable_specified_optimizers: 'MatMulScaleFusion'}}};
+  }
   return {...common, executionProviders: ['webgpu'], preferredOutputLocation: 'gpu-buffer'};
 }
 

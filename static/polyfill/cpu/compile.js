@@ -31,8 +31,15 @@ function reachableNodes(outputs) {
 }
 
 /**
+ * Data types an operator's input takes on WebGPU that the CPU lowering cannot run (ONNX
+ * Runtime's ArgMax has no 64-bit kernel and float64 cannot carry them exactly).
+ */
+const CPU_MISSING_TYPES = {argMax: {input: ['int64', 'uint64']}, argMin: {input: ['int64', 'uint64']}};
+
+/**
  * opSupportLimits() of the CPU context: the shared operator table's limits (the builder
- * validates the same way on both contexts) for the operators this folder lowers.
+ * validates the same way on both contexts) for the operators this folder lowers, less
+ * CPU_MISSING_TYPES.
  * @param {number} maxTensorByteLength
  * @returns {object} MLOpSupportLimits
  */
@@ -45,7 +52,11 @@ export function cpuSupportLimits(maxTensorByteLength) {
     output: tensorLimits(IO_TYPES),
   };
   for (const [name, def] of Object.entries(OPERATORS)) {
-    if (CPU_LOWERINGS[name]) limits[name] = def.limits({cpu: true});
+    if (!CPU_LOWERINGS[name]) continue;
+    limits[name] = def.limits({cpu: true});
+    for (const [operand, types] of Object.entries(CPU_MISSING_TYPES[name] ?? {})) {
+      limits[name][operand].dataTypes = limits[name][operand].dataTypes.filter((t) => !types.includes(t));
+    }
   }
   return limits;
 }
@@ -119,6 +130,10 @@ export async function compileCpuGraph(context, entries, backend) {
   for (const node of nodes) {
     const lower = CPU_LOWERINGS[node.op];
     if (!lower) throw domError('NotSupportedError', `${node.op} is not supported by the CPU context`, node.label);
+    const missing = CPU_MISSING_TYPES[node.op]?.input;
+    if (missing?.includes(slots(node.inputs[0]).dataType)) {
+      throw domError('NotSupportedError', `${node.op} of ${slots(node.inputs[0]).dataType} is not supported by the CPU context`, node.label);
+    }
     let names;
     try {
       names = lower(node, G);

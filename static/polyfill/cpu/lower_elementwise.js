@@ -110,6 +110,39 @@ const hardSigmoid = inDouble((G, x, {alpha, beta}) =>
 const hardSwish = inDouble((G, x) =>
   G.op('Mul', [x, G.op('Max', [G.op('Min', [G.op('Add', [G.op('Div', [x, d(G, 6)]), d(G, 0.5)]), d(G, 1)]), d(G, 0)])]));
 
+/**
+ * sigmoid: 1 / (1 + exp(-x)) in float64 (ORT's float32 and float64 Sigmoid lose the tails below
+ * about 1e-7: it computes through tanh).
+ */
+const sigmoid = inDouble((G, x) => G.op('Div', [d(G, 1), G.op('Add', [d(G, 1), G.op('Exp', [G.op('Neg', [x])])])]));
+
+/** Numerical Recipes' erfcc: erfc(z) * exp(z * z) = t * exp(poly(t)), t = 1 / (1 + z / 2), z >= 0. */
+const ERFCC = [-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
+  1.48851587, -0.82215223, 0.17087277];
+
+/**
+ * gelu: 0.5 x erfc(-x / sqrt 2) in float64 (the GPU path's formula, gpu/math.js gelu_f): for
+ * x <= 0 that product, for x > 0 x minus it, so neither tail is lost to 1 + erf(x) rounding;
+ * ORT's float32 Gelu flushes the negative tail to 0.
+ */
+function gelu(node, G) {
+  const x = node.inputs[0];
+  const xf = G.cast(G.value(x), x.dataType, 'float32');
+  const x64 = G.op('Cast', [xf], {to: 11});
+  const z = G.op('Mul', [G.op('Abs', [x64]), d(G, Math.SQRT1_2)]);
+  const t = G.op('Div', [d(G, 1), G.op('Add', [d(G, 1), G.op('Mul', [z, d(G, 0.5)])])]);
+  let poly = d(G, ERFCC[ERFCC.length - 1]);
+  for (let k = ERFCC.length - 2; k >= 0; k--) poly = G.op('Add', [d(G, ERFCC[k]), G.op('Mul', [t, poly])]);
+  // erfc(|x| / sqrt 2) = t * exp(poly - x * x / 2)
+  const ec = G.op('Mul', [t, G.op('Exp', [G.op('Sub', [poly, G.op('Mul', [G.op('Mul', [x64, x64]), d(G, 0.5)])])])]);
+  const half = G.op('Mul', [G.op('Mul', [x64, d(G, 0.5)]), ec]);
+  const negative = G.op('Cast', [half], {to: 1});
+  const positive = G.op('Cast', [G.op('Sub', [x64, half])], {to: 1});
+  const y = G.op('Where', [G.op('Greater', [xf, G.scalar('float32', 14)]), xf,
+    G.op('Where', [G.op('Greater', [xf, G.scalar('float32', 0)]), positive, negative])]);
+  return [G.cast(y, 'float32', x.dataType)];
+}
+
 /** sign: 1, -1, else 0 (±0 and NaN give +0, as the spec's reference does). */
 function sign(node, G) {
   const x = node.inputs[0];
@@ -235,12 +268,11 @@ export const ELEMENTWISE_LOWERINGS = {
   sqrt: unary('Sqrt', F),
   tan: unary('Tan', F),
   relu,
-  // in float64: ORT's float32 Sigmoid flushes results below ~1e-7 to 0
-  sigmoid: inDouble((G, x) => G.op('Sigmoid', [x])),
+  sigmoid,
   tanh: unary('Tanh', F),
   softplus: unary('Softplus', F),
   softsign: unary('Softsign', F),
-  gelu: unary('Gelu', F),
+  gelu,
   elu: unary('Elu', F, (a) => ({alpha: f(a.alpha)})),
   leakyRelu: unary('LeakyRelu', F, (a) => ({alpha: f(a.alpha)})),
   hardSigmoid,

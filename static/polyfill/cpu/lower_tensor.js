@@ -110,22 +110,48 @@ const REDUCE = {
   reduceSumSquare: ['ReduceSumSquare', FI, 'SumSquare'],
 };
 
+const FLOATS = ['float32', 'float16'];
+const SIGN_BIT = -(2n ** 63n);
+
+/** Whether any element along `axes` is NaN (keepdims), as bool. */
+const anyNaN = (G, v, axes) => G.op('Cast', [G.op('ReduceMax', [G.op('Cast', [G.op('IsNaN', [v])], {to: 6}), G.i64(axes)], {keepdims: 1})], {to: 9});
+
 function reduce(node, G) {
   const [onnx, native, empty] = REDUCE[node.op];
   const x = node.inputs[0];
   const {axes} = node.attrs;
   const out = shapeOf(node.outputs[0]);
-  return [G.carried(typeOf(x), [G.value(x)], native, ([v]) => {
+  const minMax = onnx === 'ReduceMax' || onnx === 'ReduceMin';
+  if (minMax && typeOf(x) === 'uint64' && axes.length > 0) {
+    // uint64 order as int64 order: flip the sign bit (ORT's ReduceMax has no uint64 kernel)
+    const flip = (v) => G.op('BitwiseXor', [v, G.scalar('int64', SIGN_BIT)]);
+    const r = G.op(onnx, [flip(G.cast(G.value(x), 'uint64', 'int64')), G.i64(axes)], {keepdims: 1});
+    return [G.cast(reshape(G, flip(r), out), 'int64', 'uint64')];
+  }
+  return [G.carried(typeOf(x), [G.value(x)], native, ([v], type) => {
     if (axes.length === 0) return empty === 'SumSquare' ? G.op('Mul', [v, v]) : G.op(empty, [v]);
-    return reshape(G, G.op(onnx, [v, G.i64(axes)], {keepdims: 1}), out);
+    let r = G.op(onnx, [v, G.i64(axes)], {keepdims: 1});
+    // ORT's ReduceMax/Min skip NaN; the spec's max/min propagate it
+    if (minMax && FLOATS.includes(typeOf(x))) r = G.op('Where', [anyNaN(G, v, axes), G.scalar(type, NaN), r]);
+    return reshape(G, r, out);
   })];
 }
 
+/** argMax/argMin: the first extreme index; a NaN counts as the extreme (its first index wins). */
 const argMinMax = (onnx) => (node, G) => {
   const x = node.inputs[0];
   const out = node.outputs[0];
-  const r = G.carried(typeOf(x), [G.value(x)], ['float32', 'int32', 'int8', 'uint8'],
-    ([v]) => G.op(onnx, [v], {axis: node.attrs.axis, keepdims: 1, select_last_index: 0}), {outType: null});
+  const {axis} = node.attrs;
+  const attrs = {axis, keepdims: 1, select_last_index: 0};
+  let v = G.value(x);
+  if (typeOf(x) === 'uint32') v = G.op('Cast', [v], {to: 11}); // exact in float64
+  const r = typeOf(x) === 'uint32' ? G.op(onnx, [v], attrs) : G.carried(typeOf(x), [v], ['float32', 'int32', 'int8', 'uint8'],
+    ([u]) => {
+      const a = G.op(onnx, [u], attrs);
+      if (!FLOATS.includes(typeOf(x))) return a;
+      const firstNaN = G.op('ArgMax', [G.op('Cast', [G.op('IsNaN', [u])], {to: 6})], attrs);
+      return G.op('Where', [anyNaN(G, u, [axis]), firstNaN, a]);
+    }, {outType: null});
   return [G.cast(reshape(G, r, shapeOf(out)), 'int64', typeOf(out))];
 };
 
