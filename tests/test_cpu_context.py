@@ -22,7 +22,7 @@ def _eval(page, server_url, js, arg=None):
 def test_selection_and_properties(webnn_page, server_url):
     """deviceType 'cpu' and accelerated false give the CPU context (accelerated false, graphs on
     ['cpu']); deviceType 'gpu' gives WebGPU even on SwiftShader; with no page default, a software
-    adapter gives the CPU context."""
+    adapter or no adapter gives the CPU context."""
     r = _eval(webnn_page, server_url, """async () => {
       const out = {};
       const kinds = {cpu: {deviceType: 'cpu'}, unaccelerated: {accelerated: false}, gpu: {deviceType: 'gpu'}};
@@ -42,6 +42,19 @@ def test_selection_and_properties(webnn_page, server_url):
       } finally {
         globalThis.webnnPolyfillOptions = saved;
       }
+      // no adapter at all (--disable-gpu): the default is the CPU context, an explicit 'gpu' fails
+      const request = navigator.gpu.requestAdapter;
+      navigator.gpu.requestAdapter = async () => null;
+      delete globalThis.webnnPolyfillOptions;
+      try {
+        const c = await navigator.ml.createContext({polyfill: {}});
+        out.noAdapter = c.accelerated;
+        c.destroy();
+        out.noAdapterGpu = await navigator.ml.createContext({deviceType: 'gpu'}).then(() => 'none', (e) => e.name);
+      } finally {
+        navigator.gpu.requestAdapter = request;
+        globalThis.webnnPolyfillOptions = saved;
+      }
       const adapter = await navigator.gpu.requestAdapter();
       out.software = /swiftshader/i.test(adapter.info.architecture + adapter.info.description) || adapter.info.isFallbackAdapter;
       return out;
@@ -50,6 +63,8 @@ def test_selection_and_properties(webnn_page, server_url):
     assert r["unaccelerated"] == {"accelerated": False, "devices": ["cpu"]}
     assert r["gpu"] == {"accelerated": True, "devices": ["gpu"]}
     assert r["auto"] is (not r["software"])
+    assert r["noAdapter"] is False
+    assert r["noAdapterGpu"] == "NotSupportedError"
 
 
 def test_tensors_ordering_and_errors(webnn_page, server_url):
@@ -104,32 +119,32 @@ def test_tensors_ordering_and_errors(webnn_page, server_url):
 
 
 def test_op_support_limits_tell_the_truth(webnn_page, server_url):
-    """opSupportLimits() lists what the CPU context lowers: conv2d and matmul, not the recurrent
-    operators, whose build() rejects with NotSupportedError naming the label; the WebGPU
-    context lists them all."""
+    """opSupportLimits() lists what the CPU context lowers: every operator, but argMax/argMin
+    without the 64-bit input types ONNX Runtime has no kernel for, whose build() rejects with
+    NotSupportedError naming the label; the WebGPU context lists those types."""
     r = _eval(webnn_page, server_url, """async () => {
       const cpu = await navigator.ml.createContext({deviceType: 'cpu'});
       const gpu = await navigator.ml.createContext({deviceType: 'gpu'});
       const lc = cpu.opSupportLimits();
       const lg = gpu.opSupportLimits();
       const b = new MLGraphBuilder(cpu);
-      const x = b.input('x', {dataType: 'float32', shape: [2, 1, 3]});
-      const w = b.constant({dataType: 'float32', shape: [1, 12, 3]}, new Float32Array(36));
-      const rw = b.constant({dataType: 'float32', shape: [1, 12, 4]}, new Float32Array(48));
-      const [h] = b.gruCell ? b.gru(x, w, rw, 2, 4, {label: 'myGru'}) : [];
-      const error = await b.build({h}).then(() => 'none', (e) => `${e.name} ${e.message}`);
-      const r = {cpuOps: Object.keys(lc).filter((k) => typeof lc[k] === 'object' && lc[k].dataTypes === undefined),
-        gpuOps: Object.keys(lg), error, conv: lc.conv2d?.input?.dataTypes, max: lc.maxTensorByteLength};
+      const x = b.input('x', {dataType: 'int64', shape: [2, 3]});
+      const error = await b.build({y: b.argMax(x, 1, {label: 'myArgMax'})}).then(() => 'none', (e) => `${e.name} ${e.message}`);
+      const b2 = new MLGraphBuilder(cpu);
+      const ok = await b2.build({y: b2.argMax(b2.input('x', {dataType: 'int32', shape: [2, 3]}), 1)}).then(() => 'built', (e) => e.name);
+      const ops = (l) => Object.keys(l).filter((k) => l[k] && typeof l[k] === 'object' && !l[k].dataTypes).sort();
+      const out = {cpuOps: ops(lc), gpuOps: ops(lg), error, ok, cpuArg: lc.argMax.input.dataTypes, gpuArg: lg.argMax.input.dataTypes,
+        conv: lc.conv2d.input.dataTypes, max: lc.maxTensorByteLength, layout: lc.preferredInputLayout};
       cpu.destroy();
       gpu.destroy();
-      return r;
+      return out;
     }""")
-    assert "conv2d" in r["cpuOps"] and "matmul" in r["cpuOps"]
-    assert not {"gru", "lstm", "gruCell", "lstmCell"} & set(r["cpuOps"])
-    assert {"gru", "lstm"} <= set(r["gpuOps"])
-    assert r["error"].startswith("NotSupportedError") and "[myGru]" in r["error"]
+    assert r["cpuOps"] == r["gpuOps"] and len(r["cpuOps"]) >= 90
+    assert "int64" in r["gpuArg"] and "int64" not in r["cpuArg"] and "uint64" not in r["cpuArg"] and "int32" in r["cpuArg"]
+    assert r["error"].startswith("NotSupportedError") and "[myArgMax]" in r["error"]
+    assert r["ok"] == "built"
     assert r["conv"] == ["float32", "float16"]
-    assert r["max"] > 0
+    assert r["max"] > 0 and r["layout"] == "nchw"
 
 
 def test_model_from_the_builder_against_numpy(webnn_page, server_url):

@@ -1,6 +1,6 @@
 /**
  * build() in the CPU context: the reachable nodes lowered to one ONNX model (the tables of
- * lower_elementwise.js, lower_tensor.js, lower_window.js), one ONNX Runtime InferenceSession
+ * lower_elementwise.js, lower_tensor.js, lower_window.js, lower_recurrent.js), one ONNX Runtime InferenceSession
  * created from it, and a plan whose dispatch() queues one session.run().
  */
 import {domError} from '../errors.js';
@@ -13,9 +13,10 @@ import {OnnxGraph} from './onnx_graph.js';
 import {ELEMENTWISE_LOWERINGS} from './lower_elementwise.js';
 import {TENSOR_LOWERINGS} from './lower_tensor.js';
 import {WINDOW_LOWERINGS} from './lower_window.js';
+import {RECURRENT_LOWERINGS} from './lower_recurrent.js';
 
 /** WebNN operator name -> lower(node, G) returning the ONNX value of each output. */
-export const CPU_LOWERINGS = Object.freeze({...ELEMENTWISE_LOWERINGS, ...TENSOR_LOWERINGS, ...WINDOW_LOWERINGS});
+export const CPU_LOWERINGS = Object.freeze({...ELEMENTWISE_LOWERINGS, ...TENSOR_LOWERINGS, ...WINDOW_LOWERINGS, ...RECURRENT_LOWERINGS});
 
 /** Nodes the outputs depend on, in creation (= topological) order. */
 function reachableNodes(outputs) {

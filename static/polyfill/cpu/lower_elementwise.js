@@ -224,7 +224,10 @@ function quantizeLinear(node, G) {
   const xf = G.cast(G.value(x), typeOf(x), 'float32');
   const sf = G.cast(expandBlocks(G, G.value(scale), scale.shape, shape), typeOf(scale), 'float32');
   const zf = G.cast(expandBlocks(G, G.value(zp), zp.shape, shape), out, 'float32');
-  const r = G.op('Round', [G.op('Div', [xf, sf])]);
+  // the quotient in the input's type, as the spec's div() (float16: rounded to binary16 once more)
+  let quotient = G.op('Div', [xf, sf]);
+  if (typeOf(x) === 'float16') quotient = G.cast(G.cast(quotient, 'float32', 'float16'), 'float16', 'float32');
+  const r = G.op('Round', [quotient]);
   const q = G.op('Add', [G.op('Where', [G.op('IsNaN', [r]), G.scalar('float32', 0), r]), zf]);
   const [lo, hi] = RANGES[out] ?? [-Infinity, Infinity];
   const clipped = Number.isFinite(lo) ? G.op('Clip', [q, G.scalar('float32', lo), G.scalar('float32', hi)]) : q;

@@ -70,8 +70,7 @@ const POOLS = {
  */
 function explicitPool(G, node, v, attrs, out) {
   const [onnx] = POOLS[node.op]({});
-  const [n, c, inH, inW] = node.inputs[0].shape.length && attrs.nchwShape;
-  void n; void c;
+  const [, channels, inH, inW] = attrs.nchwShape;
   const {kernel_shape: k, pads, strides: s} = attrs;
   const d = attrs.dilations ?? [1, 1];
   const extra = [0, 1].map((i) => Math.max(0, (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - ([inH, inW][i] + pads[i] + pads[i + 2])));
@@ -80,9 +79,13 @@ function explicitPool(G, node, v, attrs, out) {
   const padded = (x, value) => G.op('Pad', [x, G.i64(all), G.scalar('float32', value)]);
   if (onnx === 'MaxPool') return G.op('MaxPool', [padded(v, -Infinity)], plain);
   if (onnx === 'LpPool') return G.op('LpPool', [padded(v, 0)], {...plain, p: 2});
-  const sum = G.op('AveragePool', [padded(v, 0)], {...plain, count_include_pad: 1});
-  const ones = G.op('Add', [G.op('Mul', [v, G.scalar('float32', 0)]), G.scalar('float32', 1)]);
-  const count = G.op('AveragePool', [padded(ones, 0)], {...plain, count_include_pad: 1});
+  // average (ORT's AveragePool has no dilations): window sums by a depthwise Conv with a filter
+  // of ones, divided by the same sum over a plane of ones (the taps inside the input)
+  const ones = (n) => G.constant('float32', [n, 1, k[0], k[1]], new Uint8Array(new Float32Array(n * k[0] * k[1]).fill(1).buffer));
+  const conv = {kernel_shape: k, strides: s, dilations: d};
+  const sum = G.op('Conv', [padded(v, 0), ones(channels)], {...conv, group: channels});
+  const plane = G.constant('float32', [1, 1, inH, inW], new Uint8Array(new Float32Array(inH * inW).fill(1).buffer));
+  const count = G.op('Conv', [padded(plane, 0), ones(1)], conv);
   return G.op('Div', [sum, count]);
 }
 
@@ -95,7 +98,8 @@ function pool(node, G) {
   const ceil = floorSize(inH, windowDimensions[0], padding[0], padding[1], strides[0], dilations[0]) < outH
     || floorSize(inW, windowDimensions[1], padding[2], padding[3], strides[1], dilations[1]) < outW;
   const pads = [padding[0], padding[2], padding[1], padding[3]];
-  const wide = pads.some((p, i) => p >= windowDimensions[i % 2]);
+  const wide = pads.some((p, i) => p >= windowDimensions[i % 2])
+    || (node.op === 'averagePool2d' && dilations.some((v) => v !== 1));
   const [onnx, attrs] = POOLS[node.op]({kernel_shape: windowDimensions, pads, strides, dilations, ceil_mode: ceil ? 1 : 0});
   if (onnx === 'AveragePool' && dilations.every((d) => d === 1)) delete attrs.dilations;
   // maxPool of 32-bit integers in float64 (exact); ORT's MaxPool has no integer kernel beyond 8 bits
@@ -104,7 +108,8 @@ function pool(node, G) {
   const wideInt = node.op === 'maxPool2d' && ['int32', 'uint32'].includes(dt);
   const build = (v) => {
     const t = transpose(G, v, layout === 'nhwc' ? NHWC_TO_NCHW : null);
-    const y = wide ? explicitPool(G, node, t, {...attrs, nchwShape: [0, 0, inH, inW]}, [outH, outW]) : G.op(onnx, [t], attrs);
+    const channels = layout === 'nchw' ? x.shape[1] : x.shape[3];
+    const y = wide ? explicitPool(G, node, t, {...attrs, nchwShape: [x.shape[0], channels, inH, inW]}, [outH, outW]) : G.op(onnx, [t], attrs);
     return transpose(G, y, layout === 'nhwc' ? NCHW_TO_NHWC : null);
   };
   if (wideInt && !wide) return [G.cast(G.op('Cast', [build(G.op('Cast', [G.value(x)], {to: 11}))], {to: dt === 'int32' ? 6 : 12}), dt, dt)];

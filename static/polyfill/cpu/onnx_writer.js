@@ -105,6 +105,9 @@ function attributeProto(name, value) {
   if (value instanceof Float32Array) {
     for (const f of value) m.float(7, f);
     m.int(20, 6);
+  } else if (Array.isArray(value) && typeof value[0] === 'string') {
+    for (const text of value) m.string(9, text);
+    m.int(20, 8);
   } else if (Array.isArray(value)) {
     for (const i of value) m.int(8, i);
     m.int(20, 7);
@@ -149,7 +152,7 @@ function valueInfo(name, dataType, dims) {
  *   initializers: {name: string, dataType: string, dims: number[], bytes: Uint8Array}[],
  *   inputs: {name, dataType, dims}[], outputs: {name, dataType, dims}[], opset: number}} model
  *   attrs values: integer (INT), {float: x} (FLOAT), Float32Array (FLOATS), integer array (INTS),
- *   string (STRING), {tensor: {dataType, dims, bytes}} (TENSOR); '' in `inputs` is an omitted input
+ *   string (STRING), string array (STRINGS), {tensor: {dataType, dims, bytes}} (TENSOR); '' in `inputs` is an omitted input
  * @returns {Uint8Array} ModelProto bytes (IR version 10)
  */
 export function writeModel({nodes, initializers, inputs, outputs, opset}) {
