@@ -142,7 +142,9 @@ async function main() {
       return context;
     };
   }
-  const adapter = await adapterInfo();
+  // the CPU runtimes need no adapter (a --disable-gpu browser has none): null then
+  const cpuOnly = config.runtimes.every((r) => r === 'cpu' || r === 'wasm');
+  const adapter = cpuOnly ? await adapterInfo().catch(() => null) : await adapterInfo();
   const counts = countWebNNCalls();  // before ORT loads: its WebNN EP calls the wrapped methods
   const models = [];
   for (const name of config.models) models.push(await benchModel(name, config.runtimes, config, counts));
