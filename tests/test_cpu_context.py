@@ -219,3 +219,31 @@ def test_data_types_through_carriers(webnn_page, server_url, data_type):
     m = np.frombuffer(base64.b64decode(r["m"]), views[data_type])
     np.testing.assert_array_equal(s, (a.astype(np.float64) * 2).astype(views[data_type]))
     np.testing.assert_array_equal(m, a.max(axis=1))
+
+
+def test_out_of_range_gather_indices_are_clamped_as_on_webgpu(webnn_page, server_url):
+    """gather and gatherND clamp out-of-range indices as the WebGPU context does (ONNX Runtime
+    would fail the run): below -n to the first element, n and above to the last."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const out = {};
+      for (const deviceType of ['cpu', 'gpu']) {
+        const c = await navigator.ml.createContext({deviceType});
+        const b = new MLGraphBuilder(c);
+        const x = b.constant({dataType: 'float32', shape: [4, 2]}, new Float32Array([10, 11, 20, 21, 30, 31, 40, 41]));
+        const i = b.input('i', {dataType: 'int32', shape: [5]});
+        const j = b.input('j', {dataType: 'int64', shape: [3, 2]});
+        const g = await b.build({y: b.gather(x, i), z: b.gatherND(x, j)});
+        const it = await c.createTensor({dataType: 'int32', shape: [5], writable: true});
+        const jt = await c.createTensor({dataType: 'int64', shape: [3, 2], writable: true});
+        const yt = await c.createTensor({dataType: 'float32', shape: [5, 2], readable: true});
+        const zt = await c.createTensor({dataType: 'float32', shape: [3], readable: true});
+        c.writeTensor(it, new Int32Array([-9, -1, 0, 3, 99]));
+        c.writeTensor(jt, new BigInt64Array([-7n, 1n, 2n, 5n, 100n, -2n]));
+        c.dispatch(g, {i: it, j: jt}, {y: yt, z: zt});
+        out[deviceType] = {y: [...new Float32Array(await c.readTensor(yt))], z: [...new Float32Array(await c.readTensor(zt))]};
+        c.destroy();
+      }
+      return out;
+    }""")
+    assert r["cpu"]["y"] == [10, 11, 40, 41, 10, 11, 40, 41, 40, 41]
+    assert r["cpu"] == r["gpu"]

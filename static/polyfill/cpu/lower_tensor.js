@@ -84,18 +84,42 @@ function tile(node, G) {
   return [G.op('Tile', [G.value(x), G.i64(reps)])];
 }
 
-/** Indices as int64 (uint32 has no ONNX Runtime gather kernel). */
-const indices = (G, operand) => G.cast(G.value(operand), typeOf(operand), typeOf(operand) === 'int32' ? 'int32' : 'int64');
+/**
+ * Indices as int64, clamped as the WebGPU path does (ops/gather.js index_at): below -n to the
+ * first, n and above to the last element; -n..-1 count from the end (ONNX does that itself).
+ * `sizes`: the dimension sizes the last index dimension addresses ([n] for the axis ops,
+ * broadcast along the last dimension).
+ */
+function clampedIndices(G, operand, sizes, nd) {
+  const v = G.cast(G.value(operand), typeOf(operand), 'int64');
+  const lo = nd ? G.i64(sizes.map((n) => -n)) : G.scalar('int64', -sizes[0]);
+  const hi = nd ? G.i64(sizes.map((n) => n - 1)) : G.scalar('int64', sizes[0] - 1);
+  return G.op('Max', [G.op('Min', [v, hi]), lo]);
+}
 
-const gatherLike = (onnx, axisAttr) => (node, G) => {
+const gatherLike = (onnx) => (node, G) => {
   const [x, idx] = node.inputs;
-  return [G.op(onnx, [G.value(x), indices(G, idx)], axisAttr ? {axis: node.attrs.axis} : {})];
+  const {axis} = node.attrs;
+  return [G.op(onnx, [G.value(x), clampedIndices(G, idx, [shapeOf(x)[axis]], false)], {axis})];
 };
 
-const scatterLike = (onnx, axisAttr) => (node, G) => {
+function gatherND(node, G) {
+  const [x, idx] = node.inputs;
+  const k = shapeOf(idx).at(-1);
+  return [G.op('GatherND', [G.value(x), clampedIndices(G, idx, shapeOf(x).slice(0, k), true)])];
+}
+
+function scatterElements(node, G) {
   const [x, idx, u] = node.inputs;
-  return [G.op(onnx, [G.value(x), G.cast(G.value(idx), typeOf(idx), 'int64'), G.value(u)], axisAttr ? {axis: node.attrs.axis} : {})];
-};
+  const {axis} = node.attrs;
+  return [G.op('ScatterElements', [G.value(x), clampedIndices(G, idx, [shapeOf(x)[axis]], false), G.value(u)], {axis})];
+}
+
+function scatterND(node, G) {
+  const [x, idx, u] = node.inputs;
+  const k = shapeOf(idx).at(-1);
+  return [G.op('ScatterND', [G.value(x), clampedIndices(G, idx, shapeOf(x).slice(0, k), true), G.value(u)])];
+}
 
 const REDUCE = {
   reduceL1: ['ReduceL1', FI, 'Abs'],
@@ -282,11 +306,11 @@ export const TENSOR_LOWERINGS = {
   tile,
   pad,
   reverse: (node, G) => [reverseAxes(G, G.value(node.inputs[0]), node.attrs.axes)],
-  gather: gatherLike('Gather', true),
-  gatherElements: gatherLike('GatherElements', true),
-  gatherND: (node, G) => [G.op('GatherND', [G.value(node.inputs[0]), G.cast(G.value(node.inputs[1]), typeOf(node.inputs[1]), 'int64')])],
-  scatterElements: scatterLike('ScatterElements', true),
-  scatterND: scatterLike('ScatterND', false),
+  gather: gatherLike('Gather'),
+  gatherElements: gatherLike('GatherElements'),
+  gatherND,
+  scatterElements,
+  scatterND,
   ...Object.fromEntries(Object.keys(REDUCE).map((op) => [op, reduce])),
   argMax: argMinMax('ArgMax'),
   argMin: argMinMax('ArgMin'),
