@@ -11,13 +11,31 @@
  * readTensor() resolves with the contents after everything queued before it. MLTensor.destroy()
  * rejects pending reads (tensor.js); work already queued keeps the memory it was given.
  */
-import {domError} from '../errors.js';
+import {domError, typeError} from '../errors.js';
 import {createCpuContextObject} from '../context.js';
 import {compileCpuGraph, cpuSupportLimits} from './compile.js';
 import {createSession, defaultOrtBase, defaultThreads, loadOrt} from './session.js';
 
 /** The largest tensor: ORT's wasm heap is 32-bit (4 GiB), so 2 GiB leaves room for a copy. */
 const MAX_TENSOR_BYTES = 2 ** 31 - 1;
+
+/** Resolves or rejects one queued readTensor with the tensor's bytes (`source`). */
+function settleRead(t, settle, source, outputData, isDetached) {
+  if (t.failure) {
+    const failure = t.failure;
+    t.failure = null;
+    settle.reject(domError('UnknownError', `the dispatch writing this tensor failed: ${failure}`, 'readTensor'));
+  } else if (outputData === undefined) {
+    settle.resolve(source.slice().buffer);
+  } else if (isDetached(outputData)) {
+    settle.reject(typeError('readTensor', 'outputData was detached while the read was pending'));
+  } else {
+    const view = ArrayBuffer.isView(outputData)
+      ? new Uint8Array(outputData.buffer, outputData.byteOffset, outputData.byteLength) : new Uint8Array(outputData);
+    view.set(source);
+    settle.resolve(undefined);
+  }
+}
 
 /** One CPU context's engine and work queue (kept in the context's `cpu` slot). */
 class CpuBackend {
@@ -63,19 +81,10 @@ class CpuBackend {
     const source = t.bytes;
     this.enqueue(() => {
       if (!t.pending.delete(settle)) return;
-      if (t.failure) {
-        const failure = t.failure;
-        t.failure = null;
-        settle.reject(domError('UnknownError', `the dispatch writing this tensor failed: ${failure}`, 'readTensor'));
-      } else if (outputData === undefined) {
-        settle.resolve(source.slice().buffer);
-      } else if (isDetached(outputData)) {
-        settle.reject(new TypeError('[readTensor] outputData was detached while the read was pending'));
-      } else {
-        const view = ArrayBuffer.isView(outputData)
-          ? new Uint8Array(outputData.buffer, outputData.byteOffset, outputData.byteLength) : new Uint8Array(outputData);
-        view.set(source);
-        settle.resolve(undefined);
+      try {
+        settleRead(t, settle, source, outputData, isDetached);
+      } catch (e) {
+        settle.reject(domError('UnknownError', `reading the tensor failed: ${e?.message ?? e}`, 'readTensor'));
       }
     });
     return pending;

@@ -85,9 +85,9 @@ class CpuPlan {
     const targets = fetches.map(([, t]) => [t, t.bytes]);
     this.backend.enqueue(async () => {
       if (this.released) return;
-      const feed = {};
-      for (const [info, bytes] of feeds) feed[info.onnx] = new ort.Tensor(info.dataType, typedView(bytes, info.dataType), info.dims);
       try {
+        const feed = {};
+        for (const [info, bytes] of feeds) feed[info.onnx] = new ort.Tensor(info.dataType, typedView(bytes, info.dataType), info.dims);
         const results = await this.session.run(feed);
         fetches.forEach(([onnx], k) => {
           const data = results[onnx].data;
@@ -104,7 +104,7 @@ class CpuPlan {
   /** MLGraph.destroy(): the session is released once queued runs are done. */
   release() {
     this.released = true;
-    this.backend.enqueue(() => this.session.release());
+    this.backend.enqueue(() => this.session.release().catch(() => {}));
   }
 }
 
