@@ -247,3 +247,13 @@ def test_out_of_range_gather_indices_are_clamped_as_on_webgpu(webnn_page, server
     }""")
     assert r["cpu"]["y"] == [10, 11, 40, 41, 10, 11, 40, 41, 40, 41]
     assert r["cpu"] == r["gpu"]
+
+
+@pytest.mark.allow_console_errors  # the browser logs the 404 of the missing module
+def test_missing_engine_is_not_supported(webnn_page, server_url):
+    """Without ONNX Runtime's files, createContext({deviceType: 'cpu'}) rejects with
+    NotSupportedError naming where it looked."""
+    r = _eval(webnn_page, server_url, """async () => navigator.ml.createContext(
+        {deviceType: 'cpu', polyfill: {ortBaseUrl: new URL('/polyfill/no-such-folder/', location.href).href}})
+      .then(() => 'none', (e) => `${e.name} ${e.message}`)""")
+    assert r.startswith("NotSupportedError") and "no-such-folder" in r
