@@ -114,7 +114,7 @@ class CpuBackend {
  * @param {{powerPreference: string, ortBaseUrl?: string, threads?: number}} options ortBaseUrl:
  *   where ort.wasm.min.mjs and its wasm files are (default static/polyfill/vendor/ort/);
  *   threads: ORT's thread count (default 1, or min(4, cores) in a cross-origin isolated page);
- *   ORT reads both once, so the first CPU context of a page sets them for the page's later ones
+ *   ORT reads it once per ortBaseUrl (one module instance each): the first CPU context sets it
  * @returns {Promise<MLContext>}
  * @throws (rejects) NotSupportedError when ONNX Runtime cannot be loaded
  */
