@@ -32,15 +32,9 @@ function reachableNodes(outputs) {
 }
 
 /**
- * Data types an operator's input takes on WebGPU that the CPU lowering cannot run (ONNX
- * Runtime's ArgMax has no 64-bit kernel and float64 cannot carry them exactly).
- */
-const CPU_MISSING_TYPES = {argMax: {input: ['int64', 'uint64']}, argMin: {input: ['int64', 'uint64']}};
-
-/**
  * opSupportLimits() of the CPU context: the shared operator table's limits (the builder
- * validates the same way on both contexts) for the operators this folder lowers, less
- * CPU_MISSING_TYPES.
+ * validates the same way on both contexts) for the operators this folder lowers (all of them;
+ * the lowering carries the data types ORT's kernels lack, see onnx_graph.js CARRIER).
  * @param {number} maxTensorByteLength
  * @returns {object} MLOpSupportLimits
  */
@@ -53,11 +47,7 @@ export function cpuSupportLimits(maxTensorByteLength) {
     output: tensorLimits(IO_TYPES),
   };
   for (const [name, def] of Object.entries(OPERATORS)) {
-    if (!CPU_LOWERINGS[name]) continue;
-    limits[name] = def.limits({cpu: true});
-    for (const [operand, types] of Object.entries(CPU_MISSING_TYPES[name] ?? {})) {
-      limits[name][operand].dataTypes = limits[name][operand].dataTypes.filter((t) => !types.includes(t));
-    }
+    if (CPU_LOWERINGS[name]) limits[name] = def.limits({cpu: true});
   }
   return limits;
 }
@@ -131,10 +121,6 @@ export async function compileCpuGraph(context, entries, backend) {
   for (const node of nodes) {
     const lower = CPU_LOWERINGS[node.op];
     if (!lower) throw domError('NotSupportedError', `${node.op} is not supported by the CPU context`, node.label);
-    const missing = CPU_MISSING_TYPES[node.op]?.input;
-    if (missing?.includes(slots(node.inputs[0]).dataType)) {
-      throw domError('NotSupportedError', `${node.op} of ${slots(node.inputs[0]).dataType} is not supported by the CPU context`, node.label);
-    }
     let names;
     try {
       names = lower(node, G);

@@ -140,6 +140,33 @@ const SIGN_BIT = -(2n ** 63n);
 /** Whether any element along `axes` is NaN (keepdims), as bool. */
 const anyNaN = (G, v, axes) => G.op('Cast', [G.op('ReduceMax', [G.op('Cast', [G.op('IsNaN', [v])], {to: 6}), G.i64(axes)], {keepdims: 1})], {to: 9});
 
+/**
+ * An exact integer reduction (ORT's int64 ReduceSum/ReduceProd go through floating point):
+ * the reduced axes moved last and flattened to [outer, n], then halved log2(n) times with the
+ * element-wise `combine` (Add, Mul: exact and wrapping), odd lengths padded with `identity`.
+ */
+function exactIntReduce(G, v, shape, axes, combine, identity) {
+  const keep = shape.map((_, i) => i).filter((i) => !axes.includes(i));
+  const outer = keep.reduce((p, i) => p * shape[i], 1);
+  let n = axes.reduce((p, i) => p * shape[i], 1);
+  let t = reshape(G, G.op('Transpose', [v], {perm: [...keep, ...axes]}), [outer, n]);
+  const slice = (from, to) => G.op('Slice', [t, G.i64([from]), G.i64([to]), G.i64([1])]);
+  while (n > 1) {
+    if (n % 2) {
+      const pad = G.constant('int64', [outer, 1], new Uint8Array(new BigInt64Array(outer).fill(identity).buffer));
+      t = G.op('Concat', [t, pad], {axis: 1});
+      n += 1;
+    }
+    const half = n / 2;
+    t = G.op(combine, [slice(0, half), slice(half, n)]);
+    n = half;
+  }
+  return t;
+}
+
+/** Integer reductions done exactly, as int64: op -> [pre-map, combine, identity]. */
+const EXACT_INT = {reduceSum: [null, 'Add', 0n], reduceL1: ['Abs', 'Add', 0n], reduceSumSquare: ['Square', 'Add', 0n], reduceProduct: [null, 'Mul', 1n]};
+
 function reduce(node, G) {
   const [onnx, native, empty] = REDUCE[node.op];
   const x = node.inputs[0];
@@ -152,6 +179,15 @@ function reduce(node, G) {
     const r = G.op(onnx, [flip(G.cast(G.value(x), 'uint64', 'int64')), G.i64(axes)], {keepdims: 1});
     return [G.cast(reshape(G, flip(r), out), 'int64', 'uint64')];
   }
+  const integer = !FLOATS.includes(typeOf(x));
+  if (integer && EXACT_INT[node.op] && axes.length > 0) {
+    const [pre, combine, identity] = EXACT_INT[node.op];
+    return [G.carried(typeOf(x), [G.value(x)], ['int64'], ([v]) => {
+      const unsigned = typeOf(x).startsWith('uint');
+      const mapped = pre === 'Square' ? G.op('Mul', [v, v]) : pre && !unsigned ? G.op(pre, [v]) : v;
+      return reshape(G, exactIntReduce(G, mapped, shapeOf(x), axes, combine, identity), out);
+    })];
+  }
   return [G.carried(typeOf(x), [G.value(x)], native, ([v], type) => {
     if (axes.length === 0) return empty === 'SumSquare' ? G.op('Mul', [v, v]) : G.op(empty, [v]);
     let r = G.op(onnx, [v, G.i64(axes)], {keepdims: 1});
@@ -161,11 +197,25 @@ function reduce(node, G) {
   })];
 }
 
+/**
+ * argMax/argMin of 64-bit integers: TopK with k = 1 (ONNX's TopK puts the lower index first among
+ * equal values; ORT's ArgMax has no 64-bit kernel); uint64 as int64 with the sign bit flipped.
+ */
+function argTopK(G, node, onnx) {
+  const x = node.inputs[0];
+  const {axis} = node.attrs;
+  let v = G.value(x);
+  if (typeOf(x) === 'uint64') v = G.op('BitwiseXor', [G.cast(v, 'uint64', 'int64'), G.scalar('int64', SIGN_BIT)]);
+  const [, index] = G.node('TopK', [v, G.i64([1])], {axis, largest: onnx === 'ArgMax' ? 1 : 0, sorted: 1}, 2);
+  return index;
+}
+
 /** argMax/argMin: the first extreme index; a NaN counts as the extreme (its first index wins). */
 const argMinMax = (onnx) => (node, G) => {
   const x = node.inputs[0];
   const out = node.outputs[0];
   const {axis} = node.attrs;
+  if (typeOf(x) === 'int64' || typeOf(x) === 'uint64') return [G.cast(reshape(G, argTopK(G, node, onnx), shapeOf(out)), 'int64', typeOf(out))];
   const attrs = {axis, keepdims: 1, select_last_index: 0};
   let v = G.value(x);
   if (typeOf(x) === 'uint32') v = G.op('Cast', [v], {to: 11}); // exact in float64
