@@ -33,6 +33,9 @@ def test_selection_and_properties(webnn_page, server_url):
         out[k] = {accelerated: c.accelerated, devices: [...g.devices]};
         c.destroy();
       }
+      const suite = await navigator.ml.createContext();
+      out.suiteDefault = suite.accelerated;  // tests/conftest.py's page default: WebGPU
+      suite.destroy();
       const saved = globalThis.webnnPolyfillOptions;
       delete globalThis.webnnPolyfillOptions;
       try {
@@ -62,6 +65,7 @@ def test_selection_and_properties(webnn_page, server_url):
     assert r["cpu"] == {"accelerated": False, "devices": ["cpu"]}
     assert r["unaccelerated"] == {"accelerated": False, "devices": ["cpu"]}
     assert r["gpu"] == {"accelerated": True, "devices": ["gpu"]}
+    assert r["suiteDefault"] is True
     assert r["auto"] is (not r["software"])
     assert r["noAdapter"] is False
     assert r["noAdapterGpu"] == "NotSupportedError"
