@@ -62,13 +62,9 @@ function pad(node, G) {
   const onnxMode = {constant: 'constant', edge: 'edge', reflection: 'reflect'}[mode];
   const inputs = [G.value(x), pads];
   if (mode === 'constant') {
-    let v = valueOfWords(value, dt);
-    if (['int8', 'uint8', 'int32', 'uint32'].includes(dt)) v = Number(v);
-    inputs.push(G.scalar(dt, dt === 'float16' ? 0 : v));
-    if (dt === 'float16') {
-      // the float16 constant's bits: ONNX wants the pad value in the input's type
-      inputs[2] = G.cast(G.scalar('float32', v), 'float32', 'float16');
-    }
+    // ONNX wants the pad value in the input's type; float16's is cast from its float32 value
+    const v = valueOfWords(value, dt);
+    inputs.push(dt === 'float16' ? G.cast(G.scalar('float32', v), 'float32', 'float16') : G.scalar(dt, v));
   }
   return [G.op('Pad', inputs, {mode: onnxMode})];
 }
