@@ -7,11 +7,12 @@ opSupportLimits() truth, and a small model from the builder against float64 NumP
 conformance cases run on the CPU context in tests/test_conformance.py (test_family_cpu)."""
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import pytest
 
 from tests.graph_runner import open_harness
-from tests.tolerance import assert_ulp
 
 
 def _eval(page, server_url, js, arg=None):
@@ -216,8 +217,7 @@ def test_data_types_through_carriers(webnn_page, server_url, data_type):
       const out = {s: await enc(st), m: await enc(mt)};
       c.destroy();
       return out;
-    }""", [data_type, __import__("base64").b64encode(a.tobytes()).decode()])
-    import base64
+    }""", [data_type, base64.b64encode(a.tobytes()).decode()])
     s = np.frombuffer(base64.b64decode(r["s"]), views[data_type]).reshape(3, 4)
     m = np.frombuffer(base64.b64decode(r["m"]), views[data_type])
     np.testing.assert_array_equal(s, (a.astype(np.float64) * 2).astype(views[data_type]))
