@@ -192,7 +192,7 @@ def format_tables(run: dict[str, Any]) -> str:
                 continue
             lat, batch = r["latency"], r["batch"]
             calls = (f"{r['calls']['builds']}, {r['calls']['dispatchesPerRun']}"
-                     if name in ("builder", "webnn-ep") else "—")
+                     if name in ("builder", "webnn-ep", "cpu") else "—")
             diff = f"{r['maxAbsDiff']:.2g}" + ("" if r["agree"] else " (over tolerance)")
             lines.append(f"| {label} | {lat['medianMs']:.2f} ({lat['minMs']:.2f}–{lat['maxMs']:.2f}) "
                          f"| {batch['perInferenceMs']:.2f} | {batch['inferencesPerS']:.1f} | {r['setupMs']:.0f} "
