@@ -260,3 +260,27 @@ def test_missing_engine_is_not_supported(webnn_page, server_url):
         {deviceType: 'cpu', polyfill: {ortBaseUrl: new URL('/polyfill/no-such-folder/', location.href).href}})
       .then(() => 'none', (e) => `${e.name} ${e.message}`)""")
     assert r.startswith("NotSupportedError") and "no-such-folder" in r
+
+
+def test_a_browser_without_webgpu_gets_the_cpu_context(webnn_page, server_url):
+    """With no WebGPU at all (no navigator.gpu, no GPUBufferUsage: WebGPU disabled or absent)
+    the polyfill still loads, createContext() gives the CPU context, and a graph runs."""
+    webnn_page.add_init_script("""
+      Object.defineProperty(Navigator.prototype, 'gpu', {get: () => undefined, configurable: true});
+      for (const name of ['GPUBufferUsage', 'GPUMapMode', 'GPUShaderStage', 'GPUDevice', 'GPUAdapter']) delete globalThis[name];
+      delete globalThis.webnnPolyfillOptions;
+    """)
+    r = _eval(webnn_page, server_url, """async () => {
+      const c = await navigator.ml.createContext();
+      const b = new MLGraphBuilder(c);
+      const x = b.input('x', {dataType: 'float32', shape: [4]});
+      const g = await b.build({y: b.relu(b.sub(x, b.constant('float32', 1)))});
+      const xt = await c.createTensor({dataType: 'float32', shape: [4], writable: true});
+      const yt = await c.createTensor({dataType: 'float32', shape: [4], readable: true});
+      c.writeTensor(xt, new Float32Array([-3, 0.5, 1.5, 9]));
+      c.dispatch(g, {x: xt}, {y: yt});
+      const y = [...new Float32Array(await c.readTensor(yt))];
+      const gpu = await navigator.ml.createContext({deviceType: 'gpu'}).then(() => 'none', (e) => e.name);
+      return {gpuGlobal: typeof navigator.gpu, accelerated: c.accelerated, y, gpu};
+    }""")
+    assert r == {"gpuGlobal": "undefined", "accelerated": False, "y": [0, 0, 0.5, 8], "gpu": "NotSupportedError"}
