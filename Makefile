@@ -26,6 +26,8 @@ MODEL_SOURCES := $(wildcard server/models/*.py server/models/data/*)
 BENCH_MODELS_STAMP := server/models/generated/.bench-models
 # onnxruntime-web (pinned in tools/bench_ort.py), only the files the pages load; needs npm once.
 ORT_STAMP := static/demos/bench-ort/vendor/VERSION
+# The CPU context's engine (ORT's wasm build), in the polyfill's own folder: static/polyfill/vendor/ort/.
+POLYFILL_ORT_STAMP := static/polyfill/vendor/ort/VERSION
 # ONNX's operator (node) test cases of the installed onnx package, for make test-onnx and tests/.
 ONNX_NODE_STAMP := server/models/generated/onnx-node/.generated
 HOST ?= 127.0.0.1
@@ -45,7 +47,7 @@ help:
 	@echo "make bench-ort   the same as make bench (its former name)"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter)"
 
-setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP) $(ONNX_NODE_STAMP)
+setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP) $(POLYFILL_ORT_STAMP) $(ONNX_NODE_STAMP)
 
 $(VENV_STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python >= 3.11 not found on PATH (set PYTHON=...)" >&2; exit 1; fi
@@ -63,7 +65,7 @@ $(BENCH_MODELS_STAMP): $(VENV_STAMP) tools/bench_models.py tools/export_onnx.py 
 	$(PY) -m tools.bench_models || { echo "error: generating the benchmark models failed (python -m tools.bench_models)" >&2; exit 1; }
 	@mkdir -p $(@D) && touch $@
 
-$(ORT_STAMP): | $(VENV_STAMP)
+$(ORT_STAMP) $(POLYFILL_ORT_STAMP): | $(VENV_STAMP)
 	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to install onnxruntime-web into $(@D)" >&2; exit 1; }
 	$(PY) -m tools.bench_ort --install-only
 
@@ -80,7 +82,7 @@ test: setup
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) server/models/generated test-results .pytest_cache static/demos/bench-ort/vendor
+	rm -rf $(VENV) server/models/generated test-results .pytest_cache static/demos/bench-ort/vendor static/polyfill/vendor
 
 # make bench-interop [BENCH_ARGS='--size large --iterations 50']: the WebNN/WebGPU buffer-sharing
 # benchmark (static/demos/interop/) in headless Chromium; prints the table and writes

@@ -167,9 +167,14 @@ def _route_table() -> list[web.RouteDef]:
 
 
 async def _dev_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """``on_response_prepare``: no caching in development, no MIME sniffing."""
+    """``on_response_prepare``: no caching in development, no MIME sniffing; with ``?coi=1`` (a
+    page) or under a ``vendor/`` folder (ONNX Runtime's worker scripts), COOP/COEP, so that a page
+    asking for it is cross-origin isolated and the CPU context may use several threads."""
     response.headers["Cache-Control"] = "no-cache"
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    if request.query.get("coi") == "1" or "/vendor/" in request.path:
+        response.headers["Cross-Origin-Opener-Policy"] = "same-origin"
+        response.headers["Cross-Origin-Embedder-Policy"] = "require-corp"
 
 
 def create_app(config: ServerConfig | None = None) -> web.Application:

@@ -139,6 +139,9 @@ def webnn_page(page, request: pytest.FixtureRequest, output_path: str):
     """
     page.set_default_timeout(DEFAULT_TIMEOUT_MS)
     page.set_default_navigation_timeout(DEFAULT_TIMEOUT_MS)
+    # This machine's adapter is SwiftShader, where createContext() would pick the CPU context
+    # (ml.js): the suite tests the WebGPU path unless a test asks for deviceType 'cpu'.
+    page.add_init_script("globalThis.webnnPolyfillOptions = {deviceType: 'gpu'};")
     watcher = ConsoleWatcher(page)
     request.node.stash[_WATCHER_KEY] = watcher
     yield page

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -119,6 +120,51 @@ def test_family(webnn_page, family):
     counts = INDEX["counts"][family]
     assert len(run["results"]) == counts["graph"] + counts["validation"]
     assert not failures, f"{len(failures)} of {len(run['results'])} cases failed:\n" + "\n".join(failures[:40])
+
+
+#: CPU-context cases (static/polyfill/cpu/) that fail today, one name a line with the reason:
+#: each must still fail (so the list stays true); every other case must pass.
+CPU_GAPS_FILE = Path(__file__).parent / "data" / "cpu_context_gaps.txt"
+
+
+def _cpu_gaps() -> dict[str, str]:
+    gaps = {}
+    for line in CPU_GAPS_FILE.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, why = line.partition("  ")
+            gaps[name.strip()] = why.strip()
+    return gaps
+
+
+def test_family_cpu(webnn_page):
+    """Every family's cases on the CPU context (createContext({deviceType: 'cpu'})) in one page
+    and one context: all pass within the same tolerances, except the listed gaps, which must
+    fail (a gap of an operator or data type missing from the context's opSupportLimits() must
+    fail with NotSupportedError)."""
+    _open(webnn_page)
+    run = webnn_page.evaluate("""async () => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const all = c.opSupportLimits();
+      // operator -> the data types of its first operand (input, a, inputs)
+      const limits = Object.fromEntries(Object.entries(all).filter(([, v]) => v && typeof v === 'object' && !v.dataTypes)
+        .map(([op, v]) => [op, Object.values(v)[0].dataTypes]));
+      c.destroy();
+      return {limits, ...(await window.runConformance({deviceType: 'cpu'}))};
+    }""")
+    gaps = _cpu_gaps()
+    total = sum(c["graph"] + c["validation"] for c in INDEX["counts"].values())
+    assert len(run["results"]) == total
+    failures = {r["name"]: r.get("detail") for r in run["results"] if not r["pass"]}
+    unexpected = {n: d for n, d in failures.items() if n not in gaps}
+    assert not unexpected, f"{len(unexpected)} cases failed on the CPU context:\n" + "\n".join(
+        f"{n}: {d}" for n, d in list(unexpected.items())[:40])
+    fixed = sorted(set(gaps) - set(failures))
+    assert not fixed, f"listed in {CPU_GAPS_FILE.name} but passing now (remove them): {fixed[:20]}"
+    cases = {r["name"]: r for r in run["results"]}
+    for name in gaps:
+        op, data_type = cases[name]["op"], cases[name]["dataType"]
+        if op not in run["limits"] or data_type not in run["limits"][op]:
+            assert failures[name].startswith("NotSupportedError"), f"{name}: {failures[name]}"
 
 
 COMPARE_JS = """

@@ -280,3 +280,19 @@ def test_file_chosen_before_ready_is_classified_once_ready(webnn_page, manifest)
     page.wait_for_function("() => document.getElementById('run-status').textContent === ''")
     assert page.evaluate("() => [window.lastRun.sequence, window.lastError ?? null]") == [1, None]
     assert page.locator("#error").is_hidden()
+
+
+def test_classification_demo_on_the_cpu_context(webnn_page, manifest):
+    """?device=cpu runs the demo on the polyfill's CPU context (ONNX Runtime Web's wasm EP): the
+    page says so, and coffee.jpg's probabilities match the NumPy reference as on WebGPU."""
+    page = webnn_page
+    page.goto(PAGE + "&device=cpu")
+    page.wait_for_function("() => window.demoStatus && window.demoStatus.state !== 'loading'")
+    assert page.evaluate("() => window.demoStatus") == {"state": "ready"}
+    run = _wait_for_run(page, 0)
+    assert run["adapter"]["cpu"] is True
+    assert "on the CPU" in page.inner_text("#adapter")
+    assert run["top5"][0]["label"] == "espresso", run["top5"]
+    x = _last_input(page).reshape(manifest["inputs"]["input"]["shape"])
+    probabilities = np.asarray(page.evaluate("() => window.lastProbabilities"), dtype=np.float32).reshape(1, 1000)
+    assert_abs(probabilities, classify(MANIFEST, x), PROBABILITY_ATOL)

@@ -117,6 +117,16 @@ def test_serves_files_with_their_content_type(base, path, ctype, body_start):
     assert headers["cache-control"] == "no-cache"
 
 
+def test_coi_query_makes_a_page_cross_origin_isolated(base):
+    """``?coi=1`` adds COOP/COEP (the CPU context and ORT's wasm EP get threads there); a plain
+    request has neither."""
+    _, isolated, _ = get(base, "/demos/alpha/?coi=1")
+    _, plain, _ = get(base, "/demos/alpha/")
+    assert isolated["cross-origin-opener-policy"] == "same-origin"
+    assert isolated["cross-origin-embedder-policy"] == "require-corp"
+    assert "cross-origin-opener-policy" not in plain and "cross-origin-embedder-policy" not in plain
+
+
 @pytest.mark.parametrize(
     ("path", "location"),
     [

@@ -50,7 +50,7 @@ _BODY = """
   const {addToBuilder} = await import('/harness/graph_json.js');
   const device = slots.device;
   if (!device.features.has('timestamp-query')) throw new Error('no timestamp-query on this adapter');
-  const plain = await navigator.ml.createContext({powerPreference: 'high-performance'});
+  const plain = await navigator.ml.createContext({powerPreference: 'high-performance', deviceType: 'gpu'});
   const plainSlots = contextSlots(plain);
   const mean = (xs) => xs.reduce((a, v) => a + v, 0) / xs.length;
   const median = (xs) => { const t = [...xs].sort((a, b) => a - b); return t[Math.floor(t.length / 2)]; };

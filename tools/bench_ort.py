@@ -66,11 +66,16 @@ ORT_FILES = {
     "webgpu": ("ort.webgpu.min.mjs", "ort-wasm-simd-threaded.asyncify.mjs",
                "ort-wasm-simd-threaded.asyncify.wasm"),
 }
+#: the CPU context's engine (static/polyfill/cpu/session.js): ORT's wasm-only build, in the polyfill's
+#: own folder so that a copy of static/polyfill/ carries it
+POLYFILL_VENDOR = ROOT / "static" / "polyfill" / "vendor" / "ort"
+POLYFILL_ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 DEFAULT_OUT = Path("bench-results/bench.json")
 
 
-def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR) -> None:
-    """``npm install onnxruntime-web@version`` in a scratch folder; copy ORT_FILES into ``vendor``.
+def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR, polyfill_vendor: Path = POLYFILL_VENDOR) -> None:
+    """``npm install onnxruntime-web@version`` in a scratch folder; copy ORT_FILES into ``vendor``
+    and POLYFILL_ORT_FILES (the CPU context's engine) into ``polyfill_vendor``.
 
     Raises:
         FileNotFoundError: npm is not on PATH; subprocess.CalledProcessError: npm failed.
@@ -86,13 +91,18 @@ def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR) -> None:
         for name in sorted({f for files in ORT_FILES.values() for f in files}):
             shutil.copyfile(dist / name, vendor / name)
         (vendor / "VERSION").write_text(f"onnxruntime-web {version}\n", encoding="utf-8")
+        polyfill_vendor.mkdir(parents=True, exist_ok=True)
+        for name in POLYFILL_ORT_FILES:
+            shutil.copyfile(dist / name, polyfill_vendor / name)
+        (polyfill_vendor / "VERSION").write_text(f"onnxruntime-web {version}\n", encoding="utf-8")
 
 
 
 MODELS = ("efficientnet-lite0", "mobilenetv2", "bert-encoder")
-RUNTIMES = ("builder", "webnn-ep", "jsep", "webgpu")
+RUNTIMES = ("builder", "webnn-ep", "jsep", "webgpu", "cpu", "wasm")
 RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "webnn-ep": "ORT-web WebNN EP on the polyfill",
-                  "jsep": "ORT-web WebGPU (JSEP)", "webgpu": "ORT-web native WebGPU EP"}
+                  "jsep": "ORT-web WebGPU (JSEP)", "webgpu": "ORT-web native WebGPU EP",
+                  "cpu": "our builder code, CPU context", "wasm": "ORT-web wasm EP"}
 #: largest |runtime - onnxruntime CPU| accepted per model (float32 on GPUs, different summation order)
 TOLERANCE = {"efficientnet-lite0": 1e-4, "mobilenetv2": 1e-3, "bert-encoder": 1e-3}
 README = ROOT / "README.md"
@@ -133,10 +143,13 @@ def reference_output(folder: Path) -> np.ndarray:
 
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int,
-             profile: bool, submit_steps: str | None = None) -> str:
-    """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads)."""
+             profile: bool, submit_steps: str | None = None, threads: int = 1) -> str:
+    """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads); more than
+    one thread makes the page cross-origin isolated (``coi=1``: COOP/COEP from the server)."""
     params = {"models": ",".join(models), "runtimes": ",".join(runtimes), "runs": runs, "warmup": warmup,
-              "batch": batch, "profile": int(profile), "webnn": "polyfill"}
+              "batch": batch, "profile": int(profile), "webnn": "polyfill", "threads": threads}
+    if threads > 1:
+        params["coi"] = 1
     if submit_steps:
         params["submitSteps"] = submit_steps
     query = urlencode(params)
@@ -179,14 +192,14 @@ def format_tables(run: dict[str, Any]) -> str:
                 continue
             lat, batch = r["latency"], r["batch"]
             calls = (f"{r['calls']['builds']}, {r['calls']['dispatchesPerRun']}"
-                     if name in ("builder", "webnn-ep") else "—")
+                     if name in ("builder", "webnn-ep", "cpu") else "—")
             diff = f"{r['maxAbsDiff']:.2g}" + ("" if r["agree"] else " (over tolerance)")
             lines.append(f"| {label} | {lat['medianMs']:.2f} ({lat['minMs']:.2f}–{lat['maxMs']:.2f}) "
                          f"| {batch['perInferenceMs']:.2f} | {batch['inferencesPerS']:.1f} | {r['setupMs']:.0f} "
                          f"| {calls} | {diff} |")
     browser = run.get("browser", "")
     lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
-              f"{cfg['batch']} runs then one read; ORT-web {run['ortVersion']}; adapter: "
+              f"{cfg['batch']} runs then one read; ORT-web {run['ortVersion']}; cpu/wasm threads: {cfg.get('threads', 1)}; adapter: "
               f"{adapter_line(run.get('adapter') or {})}" + (f"; Chromium {browser}" if browser else "")
               + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")]
     return "\n".join(lines).lstrip("\n")
@@ -226,7 +239,7 @@ def update_readme(run: dict[str, Any], readme: Path = README) -> None:
 
 
 def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int, profile: bool,
-          timeout_s: float, launches: int = 3, submit_steps: str | None = None) -> dict[str, Any]:
+          timeout_s: float, launches: int = 3, submit_steps: str | None = None, threads: int = 1) -> dict[str, Any]:
     """Run the page once in a fresh headless browser (retrying a missing adapter); returns its
     ``window.lastRun`` plus ``browser`` and ``wallSeconds``."""
     from playwright.sync_api import sync_playwright
@@ -235,7 +248,7 @@ def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch:
     from tests.live_server import serve_in_thread
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps),
+        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps, threads),
                                  timeout_s, launches, "bench")
 
 
@@ -264,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only rewrite the README's table from JSON (default: --out's file)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads of the cpu and wasm runtimes (default 1; more serves the page cross-origin isolated)")
     parser.add_argument("--submit-steps", metavar="N|doubling",
                         help="set every polyfill context's submitSteps slot (compile/plan.js), a measuring knob")
     args = parser.parse_args(argv)
@@ -281,11 +296,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"installed onnxruntime-web {ORT_VERSION} into {VENDOR}")
                 return 0
         missing = [f for files in ORT_FILES.values() for f in files if not (VENDOR / f).exists()]
-        if missing and set(runtimes) - {"builder"}:
+        if missing and set(runtimes) - {"builder", "cpu", "wasm"}:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")
         references = {name: reference_output(prepare_model(name)) for name in models}
         run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches,
-                    args.submit_steps)
+                    args.submit_steps, args.threads)
     except Exception as exc:  # noqa: BLE001 - report any failure as exit status 2
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

@@ -38,7 +38,7 @@ PAGE_SETUP_JS = """
   const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
   if (!adapter) throw new Error('no WebGPU adapter');
   const info = adapter.info;
-  const context = await navigator.ml.createContext({powerPreference: 'high-performance', polyfill: {profiling}});
+  const context = await navigator.ml.createContext({powerPreference: 'high-performance', deviceType: 'gpu', polyfill: {profiling}});
   const {readProfile} = await import('/polyfill/profiling.js');
   const profileSteps = async (graph) => (profiling ? (await readProfile(graph, {reset: true})).steps : undefined);
   const slots = contextSlots(context);

@@ -35,10 +35,11 @@ function escape(text) {
 
 /**
  * Runs the suite (or part of it).
- * @param {{op?: string, family?: string}} [options]
+ * @param {{op?: string, family?: string, deviceType?: string}} [options] deviceType: 'cpu' for the
+ *   CPU context, 'gpu' for WebGPU (default: the URL's ?device=, else createContext()'s choice)
  * @returns {Promise<{results: object[], passed: number, failed: number, ms: number}>}
  */
-async function runConformance({op, family} = {}) {
+async function runConformance({op, family, deviceType = params.get('device') ?? undefined} = {}) {
   const started = performance.now();
   $('status').textContent = 'loading cases…';
   let families = await loadFamilies();
@@ -46,6 +47,7 @@ async function runConformance({op, family} = {}) {
   let done = 0;
   const results = await runAll(families, {
     filter: (c) => !op || c.op === op,
+    contextOptions: deviceType ? {deviceType} : {},
     onResult: () => { if (++done % 25 === 0) $('status').textContent = `${done} cases run…`; },
   });
   render(results);
@@ -61,10 +63,10 @@ async function runConformance({op, family} = {}) {
 }
 
 window.runConformance = runConformance;
+const params = new URLSearchParams(location.search);
 const {implementation} = await ready;
 $('implementation').textContent = `WebNN implementation: ${implementation}`;
 $('run').addEventListener('click', () => runConformance({op: $('filter').value.trim() || undefined}));
-const params = new URLSearchParams(location.search);
 $('filter').value = params.get('op') ?? '';
 if (params.get('autorun') !== '0') runConformance({op: params.get('op') ?? undefined});
 else $('status').textContent = 'ready';

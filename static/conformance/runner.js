@@ -95,11 +95,12 @@ export async function runValidationCase(context, c) {
 /**
  * Runs families of cases on one context.
  * @param {object[]} families from loadFamilies()
- * @param {{filter?: (c) => boolean, onResult?: (r) => void}} [options]
+ * @param {{filter?: (c) => boolean, onResult?: (r) => void, contextOptions?: object}} [options]
+ *   contextOptions: for createContext(), e.g. {deviceType: 'cpu'} for the CPU context
  * @returns {Promise<object[]>} results
  */
-export async function runAll(families, {filter = () => true, onResult = () => {}} = {}) {
-  const context = await navigator.ml.createContext();
+export async function runAll(families, {filter = () => true, onResult = () => {}, contextOptions = {}} = {}) {
+  const context = await navigator.ml.createContext(contextOptions);
   const results = [];
   try {
     for (const family of families) {

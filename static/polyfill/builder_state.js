@@ -8,7 +8,6 @@ import {domError, typeError} from './errors.js';
 import {checkTensorSize} from './shape/common.js';
 import {createOperand, isOperand, slots} from './operand.js';
 import {tensorSlots} from './tensor.js';
-import {maxTensorByteLength} from './gpu/device_limits.js';
 
 /** MLGraphBuilder -> {context, ctx, built, inputNames, nodes, origin} */
 const STATE = new WeakMap();
@@ -53,7 +52,7 @@ export function checkCanBuild(builder, label) {
  * @throws {TypeError}
  */
 export function checkSupported(builder, desc, label) {
-  return checkTensorSize(desc, maxTensorByteLength(STATE.get(builder).ctx.device), label);
+  return checkTensorSize(desc, STATE.get(builder).ctx.maxTensorByteLength, label);
 }
 
 /**

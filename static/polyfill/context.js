@@ -15,7 +15,8 @@ import {maxTensorByteLength} from './gpu/device_limits.js';
 import {destroyGraph, graphSlots, isGraph} from './graph.js';
 import {checkExportDevice, checkNotExported, exportTensor} from './interop.js';
 
-const TENSOR_USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+// The CPU context (cpu/backend.js) may run where WebGPU's globals are missing.
+const TENSOR_USAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0;
 
 /** Rounds a byte length up to a multiple of 4 (WebGPU copy granularity), at least 4. */
 export function paddedLength(bytes) {
@@ -34,8 +35,11 @@ export class MLContext {
     throw new TypeError('Illegal constructor');
   }
 
-  /** @type {boolean} spec MLContext.accelerated: true, the work runs on a GPU */
-  get accelerated() { return true; }
+  /**
+   * @type {boolean} spec MLContext.accelerated: true when the work runs on a GPU (WebGPU), false
+   * for the CPU context (cpu/backend.js)
+   */
+  get accelerated() { return !CONTEXT_SLOTS.get(this).cpu; }
 
   /** @type {Promise<{message: string}>} resolves when the context is lost or destroyed */
   get lost() { return CONTEXT_SLOTS.get(this).lostPromise; }
@@ -50,7 +54,7 @@ export class MLContext {
    */
   async createTensor(descriptor) {
     const s = liveSlots(this);
-    const desc = checkTensorSize(checkDescriptor(descriptor, 'createTensor'), maxTensorByteLength(s.device), 'createTensor');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createTensor'), s.maxTensorByteLength, 'createTensor');
     return newTensor(this, s, desc, {
       readable: Boolean(descriptor.readable),
       writable: Boolean(descriptor.writable),
@@ -68,12 +72,12 @@ export class MLContext {
    */
   async createConstantTensor(descriptor, inputData) {
     const s = liveSlots(this);
-    const desc = checkTensorSize(checkDescriptor(descriptor, 'createConstantTensor'), maxTensorByteLength(s.device), 'createConstantTensor');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createConstantTensor'), s.maxTensorByteLength, 'createConstantTensor');
     if (sourceByteLength(inputData) !== byteLength(desc)) {
       throw typeError('createConstantTensor', `inputData must be a buffer source of ${byteLength(desc)} bytes`);
     }
     const tensor = await newTensor(this, s, desc, {readable: false, writable: false, constant: true});
-    upload(s, tensorSlots(tensor).buffer, bytesOf(inputData));
+    if (!s.cpu) upload(s, tensorSlots(tensor).buffer, bytesOf(inputData));
     tensorSlots(tensor).bytes = bytesOf(inputData).slice();
     return tensor;
   }
@@ -92,7 +96,7 @@ export class MLContext {
    */
   async createExportableTensor(descriptor, gpuDevice) {
     const s = liveSlots(this);
-    const desc = checkTensorSize(checkDescriptor(descriptor, 'createExportableTensor'), maxTensorByteLength(s.device), 'createExportableTensor');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createExportableTensor'), s.maxTensorByteLength, 'createExportableTensor');
     checkExportDevice(s, gpuDevice);
     return newTensor(this, s, desc, {
       readable: Boolean(descriptor.readable),
@@ -136,7 +140,8 @@ export class MLContext {
     }
     const s = liveSlots(this);
     checkNotExported(t, 'writeTensor');
-    upload(s, t.buffer, bytesOf(inputData));
+    if (s.cpu) s.cpu.write(t, bytesOf(inputData));
+    else upload(s, t.buffer, bytesOf(inputData));
   }
 
   /**
@@ -156,6 +161,7 @@ export class MLContext {
     }
     const s = liveSlots(this);
     checkNotExported(t, 'readTensor');
+    if (s.cpu) return s.cpu.read(t, outputData, isDetached);
     const size = byteLength(t.desc);
     const padded = paddedLength(size);
     const staging = s.pool.acquire(padded, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'webnn:readTensor');
@@ -219,12 +225,13 @@ export class MLContext {
     for (const t of all) checkNotExported(tensorSlots(t), 'dispatch');
     g.plan.dispatch(s, Object.fromEntries(inputEntries.map(([n, t]) => [n, tensorSlots(t)])),
       Object.fromEntries(outputEntries.map(([n, t]) => [n, tensorSlots(t)])));
-    s.completion.afterSubmit();
+    s.completion?.afterSubmit();
   }
 
   /** Spec opSupportLimits(): exactly what this implementation supports. */
   opSupportLimits() {
-    return opSupportLimits(CONTEXT_SLOTS.get(this));
+    const s = CONTEXT_SLOTS.get(this);
+    return s.cpu ? s.cpu.opSupportLimits() : opSupportLimits(s);
   }
 
   /** Spec destroy(): loses the context, destroying its graphs and tensors. Idempotent. */
@@ -266,6 +273,7 @@ function checkTensor(context, tensor, what) {
  * @throws (rejects) UnknownError when the size exceeds maxBufferSize or the GPU cannot allocate it
  */
 async function newTensor(context, s, desc, init) {
+  if (s.cpu) return createTensorObject(context, s.tensors, desc, {bytes: new Uint8Array(byteLength(desc)), ...init});
   const size = paddedLength(byteLength(desc));
   if (size > s.device.limits.maxBufferSize) {
     throw domError('UnknownError', `a tensor of ${size} bytes exceeds the device's maxBufferSize (${s.device.limits.maxBufferSize})`, 'createTensor');
@@ -304,9 +312,13 @@ export function loseContext(context, message) {
   s.lostInfo = {message};
   for (const graph of [...s.graphs]) destroyGraph(graph);
   for (const tensor of [...s.tensors]) destroyTensor(tensor);
-  s.pool.destroy();
-  s.completion.destroy();
-  if (s.ownsDevice) s.device.destroy();
+  if (s.cpu) {
+    s.cpu.destroy();
+  } else {
+    s.pool.destroy();
+    s.completion.destroy();
+    if (s.ownsDevice) s.device.destroy();
+  }
   s.resolveLost(s.lostInfo);
 }
 
@@ -347,6 +359,7 @@ export function createContextObject(device, {ownsDevice, adapterInfo, powerPrefe
   const completion = new Completion(device, {adapterInfo, enabled: polyfill.fastReadback !== false});
   CONTEXT_SLOTS.set(context, {
     device,
+    maxTensorByteLength: maxTensorByteLength(device),
     ownsDevice,
     adapterInfo,
     powerPreference,
@@ -370,3 +383,30 @@ export function createContextObject(device, {ownsDevice, adapterInfo, powerPrefe
   return context;
 }
 
+
+/**
+ * Creates an MLContext whose graphs and tensors live on the CPU (cpu/backend.js): no GPUDevice;
+ * tensors are ArrayBuffer-backed (`bytes` slot) and the backend owns reads, writes and graphs.
+ * @param {object} backend {write(t, bytes), read(t, outputData, isDetached), compile(context, entries),
+ *   opSupportLimits(), destroy(), maxTensorByteLength}
+ * @param {{powerPreference: string}} options
+ * @returns {MLContext}
+ */
+export function createCpuContextObject(backend, {powerPreference}) {
+  const context = Object.create(MLContext.prototype);
+  let resolveLost;
+  const lostPromise = new Promise((r) => { resolveLost = r; });
+  CONTEXT_SLOTS.set(context, {
+    cpu: backend,
+    device: null,
+    maxTensorByteLength: backend.maxTensorByteLength,
+    powerPreference,
+    graphs: new Set(),
+    tensors: new Set(),
+    lostInfo: null,
+    lostPromise,
+    resolveLost,
+    nextTensorId: 1,
+  });
+  return context;
+}

@@ -20,7 +20,7 @@ export class MLGraph {
 
   /**
    * Chromium 156 MLGraph.devices: the MLDeviceType values ("cpu" | "gpu" | "npu") the graph runs
-   * on; always ["gpu"] here (one frozen array per graph). It names device kinds, not GPUDevices,
+   * on: ["gpu"], or ["cpu"] in the CPU context (one frozen array per graph). It names device kinds, not GPUDevices,
    * so a context's private device is never handed out.
    * @type {ReadonlyArray<string>}
    */
@@ -55,11 +55,12 @@ export function destroyGraph(graph) {
  * @param {object} plan the compiled Plan
  * @param {Map<string, object>} inputDescriptors name -> {dataType, shape}
  * @param {Map<string, object>} outputDescriptors
+ * @param {string} [device] the MLDeviceType it runs on: 'gpu', or 'cpu' for the CPU context
  * @returns {MLGraph}
  */
-export function createGraphObject(context, ctx, plan, inputDescriptors, outputDescriptors) {
+export function createGraphObject(context, ctx, plan, inputDescriptors, outputDescriptors, device = 'gpu') {
   const graph = Object.create(MLGraph.prototype);
-  SLOTS.set(graph, {context, ctx, devices: Object.freeze(['gpu']), plan, inputDescriptors, outputDescriptors, destroyed: false});
+  SLOTS.set(graph, {context, ctx, devices: Object.freeze([device]), plan, inputDescriptors, outputDescriptors, destroyed: false});
   ctx.graphs.add(graph);
   return graph;
 }

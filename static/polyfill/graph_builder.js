@@ -94,7 +94,8 @@ export class MLGraphBuilder {
     const state = builderState(this);
     state.built = true;
     try {
-      return await compileGraph(state.context, entries);
+      // the CPU context (cpu/backend.js) compiles to an ONNX Runtime session instead of a WebGPU plan
+      return await (state.ctx.cpu ? state.ctx.cpu.compile(state.context, entries) : compileGraph(state.context, entries));
     } catch (e) {
       // The spec's errors (TypeError, DOMExceptions such as OperationError or InvalidStateError)
       // pass through; anything else is a failure to compile: spec build() step "if the previous

@@ -99,6 +99,10 @@ export function exportTensor(t) {
  */
 export function releaseTensorMemory(t) {
   if (t.exported) return; // freed by endExport() when the application lets go
+  if (!t.buffer) {
+    t.bytes = null; // a CPU context's tensor (cpu/backend.js): work already queued keeps its reference
+    return;
+  }
   freeBuffer(t.buffer);
 }
 

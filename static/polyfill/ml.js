@@ -1,11 +1,21 @@
 /**
- * ML (spec §ML): navigator.ml. createContext(options) asks WebGPU for an adapter and device of
- * its own; createContext(gpuDevice) runs on the application's device and queue.
+ * ML (spec §ML): navigator.ml. createContext(options) picks the WebGPU context (an adapter and
+ * device of its own) or the CPU context (cpu/backend.js: ONNX Runtime Web's wasm EP, loaded on
+ * first use); createContext(gpuDevice) runs on the application's device and queue.
+ *
+ * Which one (chooseDevice below): `deviceType: 'cpu'` (Chromium 156's MLContextOptions member)
+ * or `accelerated: false` (the spec's) asks for the CPU; `deviceType: 'gpu'` or `'npu'` for
+ * WebGPU, whatever the adapter. Otherwise the page default `globalThis.webnnPolyfillOptions =
+ * {deviceType}` (set before the first createContext(); the test suite sets 'gpu') applies, and
+ * without one: WebGPU on a hardware adapter, the CPU context when there is no adapter or only a
+ * fallback / software one (SwiftShader), and WebGPU on that software adapter after all when ONNX
+ * Runtime's files cannot be loaded.
  */
 import {domError} from './errors.js';
 import {createContextObject} from './context.js';
 import {checkDeviceAlive} from './interop.js';
 import {polyfillOptions} from './options.js';
+import {isSoftwareAdapter} from './ops/adapter_kind.js';
 
 /** Device limits we ask for when the adapter offers more than the defaults. */
 const WANTED_LIMITS = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
@@ -21,13 +31,18 @@ export class ML {
    * graphs and tensors are destroyed, and later calls throw InvalidStateError. Tensors from
    * createExportableTensor() can then be shared with the device without copies (interop.js).
    * @param {MLContextOptions|GPUDevice} [options] {powerPreference: 'default'|'high-performance'|'low-power',
-   *   accelerated, polyfill}; unknown members such as deviceType are ignored. `polyfill` holds
+   *   accelerated, deviceType: 'cpu'|'gpu'|'npu', polyfill} (see the module comment for the
+   *   choice between the WebGPU and the CPU context). `polyfill` holds
    *   this polyfill's own options (native WebNN ignores it): {fastReadback = true} keeps queue
    *   waits prompt on hardware adapters (gpu/completion.js; false turns it off), {profiling =
    *   false} records GPU time per graph step where the adapter has "timestamp-query"
-   *   (profiling.js). A GPUDevice gets the defaults (options.js configureContext() changes them).
+   *   (profiling.js), {ortBaseUrl} where the CPU context loads ONNX Runtime from (default
+   *   /polyfill/vendor/ort/ next to this module), {threads} ORT's thread count (default 1, or
+   *   min(4, cores) when the page is cross-origin isolated). A GPUDevice gets the defaults
+   *   (options.js configureContext() changes them).
    * @returns {Promise<MLContext>}
-   * @throws (rejects) NotSupportedError when WebGPU offers no adapter or device;
+   * @throws (rejects) NotSupportedError when WebGPU offers no adapter or device for a GPU
+   *   request, or ONNX Runtime cannot be loaded for a CPU one (and there is no adapter);
    *   TypeError for an invalid powerPreference; InvalidStateError for a GPUDevice already lost
    */
   async createContext(options = {}) {
@@ -40,7 +55,12 @@ export class ML {
       throw new TypeError(`createContext: invalid powerPreference "${String(powerPreference)}"`);
     }
     const polyfill = polyfillOptions(options);
-    if (!globalThis.navigator?.gpu) throw domError('NotSupportedError', 'WebGPU is not available in this browser', 'createContext');
+    const wanted = chooseDevice(options);
+    if (wanted === 'cpu') return cpuContext(options, powerPreference);
+    if (!globalThis.navigator?.gpu) {
+      if (wanted === 'auto') return cpuContext(options, powerPreference);
+      throw domError('NotSupportedError', 'WebGPU is not available in this browser', 'createContext');
+    }
     // Some GPU hosts answer null at first, and more often without a powerPreference: retry,
     // then ask for 'high-performance' before giving up.
     const requests = [powerPreference === 'default' ? {} : {powerPreference}, {powerPreference: 'high-performance'}];
@@ -49,7 +69,16 @@ export class ML {
       adapter = await navigator.gpu.requestAdapter(requests[Math.min(attempt >> 1, 1)]);
       if (!adapter && attempt < 3) await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
     }
+    if (!adapter && wanted === 'auto') return cpuContext(options, powerPreference);
     if (!adapter) throw domError('NotSupportedError', 'no WebGPU adapter is available', 'createContext');
+    if (wanted === 'auto' && isSoftwareAdapter({adapterInfo: {architecture: adapter.info?.architecture, description: adapter.info?.description,
+      isFallbackAdapter: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter}})) {
+      try {
+        return await cpuContext(options, powerPreference);
+      } catch (e) {
+        if (e?.name !== 'NotSupportedError') throw e; // no ONNX Runtime files: the software adapter it is
+      }
+    }
     const requiredLimits = {};
     for (const name of WANTED_LIMITS) {
       if (adapter.limits[name] !== undefined) requiredLimits[name] = adapter.limits[name];
@@ -65,5 +94,30 @@ export class ML {
   }
 
   get [Symbol.toStringTag]() { return 'ML'; }
+}
+
+/**
+ * Which context `options` asks for: 'cpu', 'gpu', or 'auto' (the adapter decides).
+ * @param {object} options MLContextOptions
+ * @returns {'cpu'|'gpu'|'auto'}
+ */
+function chooseDevice(options) {
+  const explicit = deviceOf(options);
+  if (explicit) return explicit;
+  return deviceOf(globalThis.webnnPolyfillOptions) ?? 'auto';
+}
+
+function deviceOf(options) {
+  if (options === null || typeof options !== 'object') return null;
+  if (options.accelerated === false || options.deviceType === 'cpu') return 'cpu';
+  if (options.deviceType === 'gpu' || options.deviceType === 'npu') return 'gpu';
+  return null;
+}
+
+/** The CPU context, its module loaded on first use (a WebGPU-only page never fetches it). */
+async function cpuContext(options, powerPreference) {
+  const {createCpuContext} = await import('./cpu/backend.js');
+  const p = options?.polyfill;
+  return createCpuContext({powerPreference, ortBaseUrl: p?.ortBaseUrl, threads: p?.threads});
 }
 

@@ -36,6 +36,7 @@ export function polyfillOptions(options) {
 export function configureContext(context, {fastReadback, profiling} = {}) {
   const s = contextSlots(context);
   if (!s) throw new TypeError('configureContext: argument is not an MLContext of this polyfill');
+  if (s.cpu) return {fastReadback: false, profiling: false}; // the CPU context has neither
   if (fastReadback !== undefined) s.completion.enabled = Boolean(fastReadback);
   if (profiling !== undefined) {
     s.profilingRequested = Boolean(profiling);

@@ -16,7 +16,7 @@
 import {ready} from '/polyfill/webnn.js';
 import {toBase64} from '/harness/graph_json.js';
 import {median} from '/demos/image-classification/model.js';
-import {RUNTIMES, countWebNNCalls, ortVersion, setUp, setUpBuilder} from './runtimes.js';
+import {RUNTIMES, THREADS, countWebNNCalls, ortVersion, setUp, setUpBuilder} from './runtimes.js';
 
 const MODELS = ['efficientnet-lite0', 'mobilenetv2', 'bert-encoder'];
 const PROFILE_RUNS = 3;
@@ -51,7 +51,7 @@ async function profileBuilder(manifest, weights, input) {
   } catch (error) {
     return {skipped: `no /polyfill/profiling.js (${error?.message ?? error})`};
   }
-  const runtime = await setUpBuilder(manifest, weights, {polyfill: {profiling: true}});
+  const runtime = await setUpBuilder(manifest, weights, {deviceType: 'gpu', polyfill: {profiling: true}});
   try {
     for (let i = 0; i < PROFILE_RUNS; i++) await runtime.run(input);
     const profile = await readProfile(runtime.graph);
@@ -128,7 +128,8 @@ async function main() {
     return v;
   };
   const config = {models: list('models', MODELS), runtimes: list('runtimes', RUNTIMES), runs: count('runs', 3, 1),
-    warmup: count('warmup', 1, 0), batch: count('batch', 4, 1), profile: params.get('profile') === '1'};
+    warmup: count('warmup', 1, 0), batch: count('batch', 4, 1), profile: params.get('profile') === '1',
+    threads: THREADS, crossOriginIsolated: Boolean(globalThis.crossOriginIsolated)};
   const {implementation} = await ready;
   const submitSteps = params.get('submitSteps');
   if (submitSteps) {
@@ -141,11 +142,13 @@ async function main() {
       return context;
     };
   }
-  const adapter = await adapterInfo();
+  // the CPU runtimes need no adapter (a --disable-gpu browser has none): null then
+  const cpuOnly = config.runtimes.every((r) => r === 'cpu' || r === 'wasm');
+  const adapter = cpuOnly ? await adapterInfo().catch(() => null) : await adapterInfo();
   const counts = countWebNNCalls();  // before ORT loads: its WebNN EP calls the wrapped methods
   const models = [];
   for (const name of config.models) models.push(await benchModel(name, config.runtimes, config, counts));
-  return {adapter, implementation, ortVersion: await ortVersion(), config, models};
+  return {adapter, implementation, ortVersion: await ortVersion(config.runtimes.some((r) => !['cpu', 'wasm', 'builder'].includes(r)) ? 'jsep' : 'wasm'), config, models};
 }
 
 const out = document.getElementById('out');

@@ -8,6 +8,11 @@
  *   whatever `navigator.ml` is (this polyfill), no CPU fallback allowed;
  * - `jsep`: ORT-web's JSEP WebGPU EP (ort.min.mjs); `webgpu`: ORT-web's native WebGPU EP
  *   (ort.webgpu.min.mjs). The ORT files live in ./vendor/ (python -m tools.bench_ort --install).
+ * - `cpu`: our builder code on the polyfill's CPU context (createContext({deviceType: 'cpu'}):
+ *   ONNX Runtime's wasm EP under the polyfill); `wasm`: ORT-web's wasm EP on model.onnx, from the
+ *   same files (/polyfill/vendor/ort/ort.wasm.min.mjs, another module instance). Both use
+ *   THREADS threads (?threads=N; default min(4, cores) when the page is cross-origin isolated
+ *   (?coi=1), else 1).
  * One `run` = upload the input from the CPU + inference + read the output back to the CPU.
  * `runBatch` = n times (upload + inference) with the output left on the device, then one read.
  */
@@ -17,12 +22,26 @@ import {constantView} from '/demos/image-classification/model.js';
 const VENDOR = new URL('./vendor/', import.meta.url).href;
 /** ORT module per runtime: the WebNN EP is in both ORT builds; it is taken from the JSEP one. */
 const ORT_MODULE = {'webnn-ep': 'ort.min.mjs', jsep: 'ort.min.mjs', webgpu: 'ort.webgpu.min.mjs'};
-export const RUNTIMES = ['builder', 'webnn-ep', 'jsep', 'webgpu'];
+export const RUNTIMES = ['builder', 'webnn-ep', 'jsep', 'webgpu', 'cpu', 'wasm'];
+const WASM_ORT = '/polyfill/vendor/ort/ort.wasm.min.mjs';
+const params = new URLSearchParams(globalThis.location?.search ?? '');
+/** Threads of the CPU runtimes ('cpu' and 'wasm'). */
+export const THREADS = Number(params.get('threads')) || (globalThis.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency) : 1);
 
 const ortModules = new Map();
 
 /** The ORT module of `runtime` (imported once per page; single-threaded wasm, no isolation here). */
 async function ortFor(runtime) {
+  if (runtime === 'wasm') {
+    if (!ortModules.has(WASM_ORT)) {
+      ortModules.set(WASM_ORT, import(WASM_ORT).then((ort) => {
+        ort.env.wasm.numThreads = THREADS;
+        ort.env.wasm.wasmPaths = new URL('/polyfill/vendor/ort/', location.href).href;
+        return ort;
+      }));
+    }
+    return ortModules.get(WASM_ORT);
+  }
   const file = ORT_MODULE[runtime];
   if (!ortModules.has(file)) {
     ortModules.set(file, import(VENDOR + file).then((ort) => {
@@ -34,9 +53,9 @@ async function ortFor(runtime) {
   return ortModules.get(file);
 }
 
-/** The ORT version string of a loaded ORT module ('unknown' when it does not say). */
-export async function ortVersion() {
-  const ort = await ortFor('jsep');
+/** The ORT version string of the ORT module of `runtime` ('unknown' when it does not say). */
+export async function ortVersion(runtime = 'jsep') {
+  const ort = await ortFor(runtime);
   return ort.env.versions?.web ?? ort.env.versions?.common ?? 'unknown';
 }
 
@@ -62,8 +81,8 @@ export function countWebNNCalls() {
  * @param {ArrayBuffer} weights the manifest's weights.bin
  * @param {MLContextOptions} [contextOptions] extra createContext options (e.g. polyfill profiling)
  */
-export async function setUpBuilder(manifest, weights, contextOptions = {}) {
-  const context = await navigator.ml.createContext({powerPreference: 'high-performance', ...contextOptions});
+export async function setUpBuilder(manifest, weights, contextOptions = {}, name = 'builder') {
+  const context = await navigator.ml.createContext({powerPreference: 'high-performance', deviceType: 'gpu', ...contextOptions});
   const t0 = performance.now();
   const builder = new MLGraphBuilder(context);
   const operands = addToBuilder(builder, manifest, (name, spec) => constantView(weights, spec));
@@ -79,7 +98,7 @@ export async function setUpBuilder(manifest, weights, contextOptions = {}) {
     context.dispatch(graph, {[inputName]: inputTensor}, {[outputName]: outputTensor});
   };
   return {
-    name: 'builder', setupMs, graph, context,
+    name, setupMs, graph, context,
     async run(input) {
       dispatch(input);
       return new Float32Array(await context.readTensor(outputTensor));
@@ -104,6 +123,12 @@ export function ortSessionOptions(runtime, manifest, weights) {
   if (runtime === 'webnn-ep') {
     return {...common, executionProviders: [{name: 'webnn', deviceType: 'gpu'}],
       extra: {session: {disable_cpu_ep_fallback: '1'}}, preferredOutputLocation: 'ml-tensor'};
+  }
+  // MatMulScaleFusion reads a scalar initializer from the external data file, which ORT-web
+  // cannot (the encoder's session fails): that one fusion is off for the wasm runtime
+  if (runtime === 'wasm') {
+    return {...common, executionProviders: ['wasm'], graphOptimizationLevel: 'all',
+      extra: {optimization: {disable_specified_optimizers: 'MatMulScaleFusion'}}};
   }
   return {...common, executionProviders: ['webgpu'], preferredOutputLocation: 'gpu-buffer'};
 }
@@ -132,10 +157,10 @@ export async function setUpOrt(runtime, manifest, weights, modelBytes) {
       const t = performance.now();
       let out;
       for (let i = 0; i < n; i++) {
-        out?.dispose();
+        if (runtime !== 'wasm') out?.dispose();
         out = await infer(input);
       }
-      await out.getData(true);
+      if (runtime !== 'wasm') await out.getData(true);
       return performance.now() - t;
     },
     release() { return session.release(); },
@@ -144,5 +169,7 @@ export async function setUpOrt(runtime, manifest, weights, modelBytes) {
 
 /** Sets up `runtime` on the model (see setUpBuilder / setUpOrt). */
 export function setUp(runtime, manifest, weights, modelBytes) {
-  return runtime === 'builder' ? setUpBuilder(manifest, weights) : setUpOrt(runtime, manifest, weights, modelBytes);
+  if (runtime === 'builder') return setUpBuilder(manifest, weights);
+  if (runtime === 'cpu') return setUpBuilder(manifest, weights, {deviceType: 'cpu', polyfill: {threads: THREADS}}, 'cpu');
+  return setUpOrt(runtime, manifest, weights, modelBytes);
 }

@@ -12,9 +12,12 @@ const INFO_FIELDS = ['vendor', 'architecture', 'device', 'description', 'isFallb
  * @param {MLContext} context
  * @param {'polyfill'|'native'} implementation from `ready` of /polyfill/webnn.js
  * @returns {Promise<{implementation: string, source: string, vendor?: string, architecture?: string,
- *   device?: string, description?: string, isFallbackAdapter?: boolean}>} plain, JSON-serialisable
+ *   device?: string, description?: string, isFallbackAdapter?: boolean, cpu?: true}>} plain,
+ *   JSON-serialisable; `cpu` for a context with `accelerated` false (no adapter to describe)
  */
 export async function describeAdapter(context, implementation) {
+  // the polyfill's CPU context (?device=cpu, or a machine with no hardware adapter)
+  if (context.accelerated === false) return {implementation, source: 'MLContext', cpu: true};
   let info = null;
   let source = 'unknown';
   if (implementation === 'polyfill') {
@@ -41,6 +44,7 @@ export async function describeAdapter(context, implementation) {
  * @returns {string}
  */
 export function adapterText(adapter) {
+  if (adapter.cpu) return `${adapter.implementation} WebNN on the CPU (no GPU; ONNX Runtime Web's wasm engine)`;
   const name = [adapter.vendor, adapter.architecture, adapter.device].filter(Boolean).join(' / ') || 'unknown adapter';
   const notes = [];
   if (adapter.description) notes.push(adapter.description);

@@ -168,7 +168,9 @@ async function main() {
     const {implementation} = await ready;
     view.showStatus(ui, 'Creating the WebNN context…');
     app.profile = profileRequested(location.search);
-    const context = await navigator.ml.createContext(app.profile ? {polyfill: {profiling: true}} : {});
+    // ?device=cpu | gpu picks the context (the polyfill's CPU context or WebGPU); else createContext() chooses
+    const device = new URLSearchParams(location.search).get('device');
+    const context = await navigator.ml.createContext({...(device ? {deviceType: device} : {}), ...(app.profile ? {polyfill: {profiling: true}} : {})});
     app.adapter = await describeAdapter(context, implementation);
     ui.adapter.textContent = adapterText(app.adapter);
     const {manifest, labels, weights} = await loadModel(MODEL_URL, (progress) => view.showProgress(ui, progress));

@@ -19,7 +19,7 @@ import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
 import {StepTimer} from './step_timer.js';
 
-const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+const STORAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0; // no WebGPU: CPU context only
 
 /** Nodes the outputs depend on, in creation (= topological) order. */
 function reachableNodes(outputs) {

@@ -12,8 +12,9 @@
  */
 
 const STEPS_PER_SET = 2048;
-const RESOLVE_USAGE = GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC;
-const READ_USAGE = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+// without WebGPU's globals the polyfill still loads (the CPU context needs none of this)
+const RESOLVE_USAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC : 0;
+const READ_USAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST : 0;
 
 export class StepTimer {
   /**

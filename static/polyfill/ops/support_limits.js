@@ -5,7 +5,6 @@
  */
 import {OPERATORS} from './index.js';
 import {IO_TYPES, tensorLimits} from './limits.js';
-import {maxTensorByteLength} from '../gpu/device_limits.js';
 
 /**
  * @param {object} ctx context slots
@@ -14,7 +13,7 @@ import {maxTensorByteLength} from '../gpu/device_limits.js';
 export function opSupportLimits(ctx) {
   const limits = {
     preferredInputLayout: 'nchw',
-    maxTensorByteLength: maxTensorByteLength(ctx.device),
+    maxTensorByteLength: ctx.maxTensorByteLength,
     input: tensorLimits(IO_TYPES),
     constant: tensorLimits(IO_TYPES),
     output: tensorLimits(IO_TYPES),

@@ -1,0 +1,125 @@
+/**
+ * The CPU context (issue 16): MLContext with `accelerated` false, whose graphs run on ONNX
+ * Runtime Web's wasm EP (cpu/session.js) and whose MLTensors are ArrayBuffer-backed.
+ *
+ * The builder, validation, shape inference and errors are the WebGPU context's (context.js,
+ * graph_builder.js, ops/); only build() (cpu/compile.js: the graph lowered to one ONNX model and
+ * one InferenceSession) and the tensor memory differ.
+ *
+ * Ordering is a queue's, as on WebGPU: writeTensor() copies its data at call time, dispatch()
+ * binds the tensors' memory at call time, and each runs after the work queued before it;
+ * readTensor() resolves with the contents after everything queued before it. MLTensor.destroy()
+ * rejects pending reads (tensor.js); work already queued keeps the memory it was given.
+ */
+import {domError, typeError} from '../errors.js';
+import {createCpuContextObject} from '../context.js';
+import {compileCpuGraph, cpuSupportLimits} from './compile.js';
+import {createSession, defaultOrtBase, defaultThreads, loadOrt} from './session.js';
+
+/** The largest tensor: ORT's wasm heap is 32-bit (4 GiB), so 2 GiB leaves room for a copy. */
+const MAX_TENSOR_BYTES = 2 ** 31 - 1;
+
+/** Resolves or rejects one queued readTensor with the tensor's bytes (`source`). */
+function settleRead(t, settle, source, outputData, isDetached) {
+  if (t.failure) {
+    const failure = t.failure;
+    t.failure = null;
+    settle.reject(domError('UnknownError', `the dispatch writing this tensor failed: ${failure}`, 'readTensor'));
+  } else if (outputData === undefined) {
+    settle.resolve(source.slice().buffer);
+  } else if (isDetached(outputData)) {
+    settle.reject(typeError('readTensor', 'outputData was detached while the read was pending'));
+  } else {
+    const view = ArrayBuffer.isView(outputData)
+      ? new Uint8Array(outputData.buffer, outputData.byteOffset, outputData.byteLength) : new Uint8Array(outputData);
+    view.set(source);
+    settle.resolve(undefined);
+  }
+}
+
+/** One CPU context's engine and work queue (kept in the context's `cpu` slot). */
+class CpuBackend {
+  constructor(ort, threads) {
+    this.ort = ort;
+    this.threads = threads;
+    this.maxTensorByteLength = MAX_TENSOR_BYTES;
+    this.tail = Promise.resolve();
+    this.queued = 0;
+    this.destroyed = false;
+  }
+
+  /** Runs `work` (sync or async) after everything queued before it. @returns {Promise} */
+  enqueue(work) {
+    this.queued++;
+    const run = this.tail.then(work).finally(() => { this.queued--; });
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
+  /** writeTensor / createConstantTensor: `bytes` copied now, written in queue order. */
+  write(t, bytes) {
+    if (this.queued === 0) {
+      t.bytes.set(bytes);
+      return;
+    }
+    const copy = bytes.slice();
+    const target = t.bytes;
+    this.enqueue(() => target.set(copy));
+  }
+
+  /**
+   * readTensor: the tensor's bytes once the work queued before is done.
+   * @param {object} t tensor slots
+   * @param {AllowSharedBufferSource} [outputData]
+   * @param {function(object): boolean} isDetached
+   * @returns {Promise<ArrayBuffer|undefined>}
+   */
+  read(t, outputData, isDetached) {
+    let settle;
+    const pending = new Promise((resolve, reject) => { settle = {resolve, reject}; });
+    t.pending.add(settle);
+    const source = t.bytes;
+    this.enqueue(() => {
+      if (!t.pending.delete(settle)) return;
+      try {
+        settleRead(t, settle, source, outputData, isDetached);
+      } catch (e) {
+        settle.reject(domError('UnknownError', `reading the tensor failed: ${e?.message ?? e}`, 'readTensor'));
+      }
+    });
+    return pending;
+  }
+
+  /** build(): see cpu/compile.js. */
+  compile(context, entries) {
+    return compileCpuGraph(context, entries, this);
+  }
+
+  /** @returns {Promise<object>} an InferenceSession for `model` bytes */
+  session(model) {
+    return createSession(this.ort, model);
+  }
+
+  opSupportLimits() {
+    return cpuSupportLimits(this.maxTensorByteLength);
+  }
+
+  destroy() {
+    this.destroyed = true;
+  }
+}
+
+/**
+ * Creates a CPU context.
+ * @param {{powerPreference: string, ortBaseUrl?: string, threads?: number}} options ortBaseUrl:
+ *   where ort.wasm.min.mjs and its wasm files are (default static/polyfill/vendor/ort/);
+ *   threads: ORT's thread count (default 1, or min(4, cores) in a cross-origin isolated page);
+ *   ORT reads it once per ortBaseUrl (one module instance each): the first CPU context sets it
+ * @returns {Promise<MLContext>}
+ * @throws (rejects) NotSupportedError when ONNX Runtime cannot be loaded
+ */
+export async function createCpuContext({powerPreference, ortBaseUrl, threads}) {
+  const n = threads ?? defaultThreads();
+  const ort = await loadOrt(ortBaseUrl ?? defaultOrtBase(), n);
+  return createCpuContextObject(new CpuBackend(ort, n), {powerPreference});
+}

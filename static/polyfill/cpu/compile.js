@@ -1,0 +1,154 @@
+/**
+ * build() in the CPU context: the reachable nodes lowered to one ONNX model (the tables of
+ * lower_elementwise.js, lower_tensor.js, lower_window.js, lower_recurrent.js), one ONNX Runtime InferenceSession
+ * created from it, and a plan whose dispatch() queues one session.run().
+ */
+import {domError} from '../errors.js';
+import {slots} from '../operand.js';
+import {contextSlots} from '../context.js';
+import {createGraphObject} from '../graph.js';
+import {OPERATORS} from '../ops/index.js';
+import {IO_TYPES, tensorLimits} from '../ops/limits.js';
+import {OnnxGraph} from './onnx_graph.js';
+import {ELEMENTWISE_LOWERINGS} from './lower_elementwise.js';
+import {TENSOR_LOWERINGS} from './lower_tensor.js';
+import {WINDOW_LOWERINGS} from './lower_window.js';
+import {RECURRENT_LOWERINGS} from './lower_recurrent.js';
+
+/** WebNN operator name -> lower(node, G) returning the ONNX value of each output. */
+export const CPU_LOWERINGS = Object.freeze({...ELEMENTWISE_LOWERINGS, ...TENSOR_LOWERINGS, ...WINDOW_LOWERINGS, ...RECURRENT_LOWERINGS});
+
+/** Nodes the outputs depend on, in creation (= topological) order. */
+function reachableNodes(outputs) {
+  const seen = new Set();
+  const stack = outputs.map((o) => slots(o));
+  while (stack.length) {
+    const s = stack.pop();
+    if (s.kind !== 'op' || seen.has(s.node)) continue;
+    seen.add(s.node);
+    for (const input of s.node.inputs) stack.push(slots(input));
+  }
+  return [...seen].sort((a, b) => a.id - b.id);
+}
+
+/**
+ * opSupportLimits() of the CPU context: the shared operator table's limits (the builder
+ * validates the same way on both contexts) for the operators this folder lowers (all of them;
+ * the lowering carries the data types ORT's kernels lack, see onnx_graph.js CARRIER).
+ * @param {number} maxTensorByteLength
+ * @returns {object} MLOpSupportLimits
+ */
+export function cpuSupportLimits(maxTensorByteLength) {
+  const limits = {
+    preferredInputLayout: 'nchw',
+    maxTensorByteLength,
+    input: tensorLimits(IO_TYPES),
+    constant: tensorLimits(IO_TYPES),
+    output: tensorLimits(IO_TYPES),
+  };
+  for (const [name, def] of Object.entries(OPERATORS)) {
+    if (CPU_LOWERINGS[name]) limits[name] = def.limits({cpu: true});
+  }
+  return limits;
+}
+
+/** The compiled graph: one InferenceSession and the names binding it to MLTensors. */
+class CpuPlan {
+  constructor(backend, session, inputs, outputs) {
+    this.backend = backend;
+    this.session = session;
+    this.inputs = inputs; // WebNN name -> {onnx, dataType, dims}
+    this.outputs = outputs; // WebNN name -> ONNX name
+    this.released = false;
+  }
+
+  /**
+   * Queues one run: the tensors' memory is bound now, the run happens in queue order.
+   * @param {object} ctx context slots
+   * @param {Record<string, object>} inputs name -> tensor slots
+   * @param {Record<string, object>} outputs name -> tensor slots
+   */
+  dispatch(ctx, inputs, outputs) {
+    const {ort} = this.backend;
+    const feeds = Object.entries(inputs).map(([name, t]) => [this.inputs.get(name), t.bytes]);
+    const fetches = Object.entries(outputs).map(([name, t]) => [this.outputs.get(name), t]);
+    const targets = fetches.map(([, t]) => [t, t.bytes]);
+    this.backend.enqueue(async () => {
+      if (this.released) return;
+      try {
+        const feed = {};
+        for (const [info, bytes] of feeds) feed[info.onnx] = new ort.Tensor(info.dataType, typedView(bytes, info.dataType), info.dims);
+        const results = await this.session.run(feed);
+        fetches.forEach(([onnx], k) => {
+          const data = results[onnx].data;
+          targets[k][1].set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+          targets[k][0].failure = null;
+        });
+        for (const r of Object.values(results)) r.dispose?.();
+      } catch (e) {
+        for (const [t] of targets) t.failure = e?.message ?? String(e);
+      }
+    });
+  }
+
+  /** MLGraph.destroy(): the session is released once queued runs are done. */
+  release() {
+    this.released = true;
+    this.backend.enqueue(() => this.session.release().catch(() => {}));
+  }
+}
+
+const VIEWS = {
+  float32: Float32Array, float16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
+  int64: BigInt64Array, uint64: BigUint64Array, int8: Int8Array, uint8: Uint8Array,
+};
+
+function typedView(bytes, dataType) {
+  const T = VIEWS[dataType];
+  return new T(bytes.buffer, bytes.byteOffset, bytes.byteLength / T.BYTES_PER_ELEMENT);
+}
+
+/**
+ * Compiles `entries` ([name, MLOperand] pairs) for the CPU context.
+ * @returns {Promise<MLGraph>}
+ * @throws (rejects) NotSupportedError for an operator without a CPU lowering or a graph ONNX
+ *   Runtime cannot run; InvalidStateError when the context is lost meanwhile
+ */
+export async function compileCpuGraph(context, entries, backend) {
+  const ctx = contextSlots(context);
+  const G = new OnnxGraph();
+  const nodes = reachableNodes(entries.map(([, o]) => o));
+  for (const node of nodes) {
+    const lower = CPU_LOWERINGS[node.op];
+    if (!lower) throw domError('NotSupportedError', `${node.op} is not supported by the CPU context`, node.label);
+    let names;
+    try {
+      names = lower(node, G);
+    } catch (e) {
+      throw domError('NotSupportedError', `the CPU context cannot lower ${node.op}: ${e.message}`, node.label);
+    }
+    node.outputs.forEach((o, k) => G.bind(o, names[k]));
+  }
+  const outputDescriptors = new Map();
+  const outputs = new Map();
+  entries.forEach(([name, operand], k) => {
+    const s = slots(operand);
+    outputDescriptors.set(name, {dataType: s.dataType, shape: s.shape.slice()});
+    const onnx = `o${k}`;
+    G.nodes.push({op: 'Identity', inputs: [G.value(operand)], outputs: [onnx], attrs: {}});
+    G.outputs.push({name: onnx, dataType: s.dataType, dims: s.shape.slice()});
+    outputs.set(name, onnx);
+  });
+  const inputDescriptors = new Map();
+  const inputs = new Map();
+  for (const i of G.inputs) {
+    inputDescriptors.set(i.webnn, {dataType: i.dataType, shape: i.dims.slice()});
+    inputs.set(i.webnn, {onnx: i.name, dataType: i.dataType, dims: i.dims});
+  }
+  const session = await backend.session(G.serialize());
+  if (ctx.lostInfo) {
+    session.release();
+    throw domError('InvalidStateError', 'the context was lost during build', 'build');
+  }
+  return createGraphObject(context, ctx, new CpuPlan(backend, session, inputs, outputs), inputDescriptors, outputDescriptors, 'cpu');
+}

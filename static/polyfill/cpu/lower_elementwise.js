@@ -1,0 +1,291 @@
+/**
+ * CPU-context lowering (cpu/compile.js) of the element-wise families to ONNX: binary and unary
+ * math, comparisons and logical operators, activations, cast, where, triangular, quantization.
+ * Each entry is `lower(node, G)` returning the ONNX value name of each node output (G:
+ * cpu/onnx_graph.js). The native type lists are ONNX Runtime's CPU kernel registrations; other
+ * types run through G.carried()'s wider types.
+ */
+const F = ['float32'];
+const FI = ['float32', 'int32', 'int64'];
+const ALL_NUM = ['float32', 'int8', 'uint8', 'int32', 'uint32', 'int64', 'uint64'];
+const MINMAX = ['float32', 'int32', 'uint32', 'int64', 'uint64'];
+const FIU = ['float32', 'int32', 'int64', 'uint32', 'uint64'];
+
+const typeOf = (operand) => operand.dataType;
+
+function binary(onnx, native) {
+  return (node, G) => {
+    const [a, b] = node.inputs;
+    return [G.carried(typeOf(a), [G.value(a), G.value(b)], native, (n) => G.op(onnx, n))];
+  };
+}
+
+function unary(onnx, native, attrs = () => ({})) {
+  return (node, G) => {
+    const x = node.inputs[0];
+    return [G.carried(typeOf(x), [G.value(x)], native, (n) => G.op(onnx, n, attrs(node.attrs)))];
+  };
+}
+
+/**
+ * div: integers truncate toward zero with the spec's x / 0 = x and a wrapping MIN / -1 (ONNX
+ * Runtime traps on both): the divisor 0 or -1 becomes 1, and -1 negates instead.
+ */
+function div(node, G) {
+  const [a, b] = node.inputs;
+  if (['float32', 'float16'].includes(typeOf(a))) return binary('Div', F)(node, G);
+  return [G.carried(typeOf(a), [G.value(a), G.value(b)], FIU, ([x, y], type) => {
+    const signed = type.startsWith('int');
+    const one = G.scalar(type, 1);
+    const zero = G.op('Equal', [y, G.scalar(type, 0)]);
+    if (!signed) return G.op('Div', [x, G.op('Add', [y, G.op('Cast', [zero], {to: type === 'uint32' ? 12 : 13})])]); // no unsigned Where
+    const minusOne = G.op('Equal', [y, G.scalar(type, -1)]);
+    const q = G.op('Div', [x, G.op('Where', [G.op('Or', [zero, minusOne]), one, y])]);
+    return G.op('Where', [minusOne, G.op('Neg', [x]), q]);
+  })];
+}
+
+/** Comparisons: ONNX gives bool, WebNN uint8. */
+function compare(onnx, native) {
+  return (node, G) => {
+    const [a, b] = node.inputs;
+    const r = G.carried(typeOf(a), [G.value(a), G.value(b)], native, (n) => G.op(onnx, n), {outType: null});
+    return [G.cast(r, 'bool', 'uint8')];
+  };
+}
+
+function logical(onnx) {
+  return (node, G) => {
+    const names = node.inputs.map((x) => G.cast(G.value(x), 'uint8', 'bool'));
+    return [G.cast(G.op(onnx, names), 'bool', 'uint8')];
+  };
+}
+
+/** Unary ops built from several ONNX nodes: `build(G, x, type, attrs)` in float32 (or native). */
+function composite(native, build) {
+  return (node, G) => {
+    const x = node.inputs[0];
+    return [G.carried(typeOf(x), [G.value(x)], native, ([v], type) => build(G, v, type, node.attrs))];
+  };
+}
+
+const f = (value) => ({float: Number(value)});
+
+/**
+ * clamp: Max then Min with the bounds (Clip would turn ±Infinity into ±FLT_MAX for an omitted
+ * bound); a bound that is ±Infinity is left out.
+ */
+function clamp(G, x, type, {minValue, maxValue}) {
+  const infinite = (v) => typeof v === 'number' && !Number.isFinite(v);
+  let y = x;
+  if (!infinite(minValue)) y = G.op('Max', [y, G.scalar(type, minValue)]);
+  if (!infinite(maxValue)) y = G.op('Min', [y, G.scalar(type, maxValue)]);
+  return y === x ? G.op('Identity', [x]) : y;
+}
+
+/**
+ * Runs `build(G, x64)` in float64 (ONNX Runtime has double Mul, Add, Max, Min): activations
+ * whose float32 arithmetic cancels (alpha * x + beta near 0) then round once, like the float64
+ * reference and the GPU path's fused multiply-add.
+ */
+function inDouble(build) {
+  return (node, G) => {
+    const x = node.inputs[0];
+    const xf = G.cast(G.value(x), x.dataType, 'float32');
+    const y = build(G, G.op('Cast', [xf], {to: 11}), node.attrs);
+    return [G.cast(G.op('Cast', [y], {to: 1}), 'float32', x.dataType)];
+  };
+}
+
+const d = (G, v) => G.constant('float64', [], new Uint8Array(new Float64Array([v]).buffer));
+
+/** linear: alpha * x + beta. */
+const linear = inDouble((G, x, {alpha, beta}) => G.op('Add', [G.op('Mul', [x, d(G, alpha)]), d(G, beta)]));
+
+/** hardSigmoid: max(0, min(1, alpha * x + beta)). */
+const hardSigmoid = inDouble((G, x, {alpha, beta}) =>
+  G.op('Max', [G.op('Min', [G.op('Add', [G.op('Mul', [x, d(G, alpha)]), d(G, beta)]), d(G, 1)]), d(G, 0)]));
+
+/** hardSwish: x * max(0, min(1, x / 6 + 0.5)). */
+const hardSwish = inDouble((G, x) =>
+  G.op('Mul', [x, G.op('Max', [G.op('Min', [G.op('Add', [G.op('Div', [x, d(G, 6)]), d(G, 0.5)]), d(G, 1)]), d(G, 0)])]));
+
+/**
+ * sigmoid: 1 / (1 + exp(-x)) in float64 (ORT's float32 and float64 Sigmoid lose the tails below
+ * about 1e-7: it computes through tanh).
+ */
+const sigmoid = inDouble((G, x) => G.op('Div', [d(G, 1), G.op('Add', [d(G, 1), G.op('Exp', [G.op('Neg', [x])])])]));
+
+/** Numerical Recipes' erfcc: erfc(z) * exp(z * z) = t * exp(poly(t)), t = 1 / (1 + z / 2), z >= 0. */
+const ERFCC = [-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
+  1.48851587, -0.82215223, 0.17087277];
+
+/**
+ * gelu: 0.5 x erfc(-x / sqrt 2) in float64 (the GPU path's formula, gpu/math.js gelu_f): for
+ * x <= 0 that product, for x > 0 x minus it, so neither tail is lost to 1 + erf(x) rounding;
+ * ORT's float32 Gelu flushes the negative tail to 0.
+ */
+function gelu(node, G) {
+  const x = node.inputs[0];
+  const xf = G.cast(G.value(x), x.dataType, 'float32');
+  const x64 = G.op('Cast', [xf], {to: 11});
+  const z = G.op('Mul', [G.op('Abs', [x64]), d(G, Math.SQRT1_2)]);
+  const t = G.op('Div', [d(G, 1), G.op('Add', [d(G, 1), G.op('Mul', [z, d(G, 0.5)])])]);
+  let poly = d(G, ERFCC[ERFCC.length - 1]);
+  for (let k = ERFCC.length - 2; k >= 0; k--) poly = G.op('Add', [d(G, ERFCC[k]), G.op('Mul', [t, poly])]);
+  // erfc(|x| / sqrt 2) = t * exp(poly - x * x / 2)
+  const ec = G.op('Mul', [t, G.op('Exp', [G.op('Sub', [poly, G.op('Mul', [G.op('Mul', [x64, x64]), d(G, 0.5)])])])]);
+  const half = G.op('Mul', [G.op('Mul', [x64, d(G, 0.5)]), ec]);
+  const negative = G.op('Cast', [half], {to: 1});
+  const positive = G.op('Cast', [G.op('Sub', [x64, half])], {to: 1});
+  const y = G.op('Where', [G.op('Greater', [xf, G.scalar('float32', 14)]), xf,
+    G.op('Where', [G.op('Greater', [xf, G.scalar('float32', 0)]), positive, negative])]);
+  return [G.cast(y, 'float32', x.dataType)];
+}
+
+/** sign: 1, -1, else 0 (±0 and NaN give +0, as the spec's reference does). */
+function sign(node, G) {
+  const x = node.inputs[0];
+  if (!['float32', 'float16'].includes(x.dataType)) return unary('Sign', ALL_NUM)(node, G);
+  return [G.carried(x.dataType, [G.value(x)], F, ([v]) => {
+    const zero = G.scalar('float32', 0);
+    return G.op('Where', [G.op('Greater', [v, zero]), G.scalar('float32', 1),
+      G.op('Where', [G.op('Less', [v, zero]), G.scalar('float32', -1), zero])]);
+  })];
+}
+
+/** relu: Relu for floats, Max(x, 0) for integers. */
+function relu(node, G) {
+  const x = node.inputs[0];
+  if (['float32', 'float16'].includes(x.dataType)) return unary('Relu', F)(node, G);
+  return [G.carried(x.dataType, [G.value(x)], MINMAX, ([v], type) => G.op('Max', [v, G.scalar(type, 0)]))];
+}
+
+function prelu(node, G) {
+  const [x, slope] = node.inputs;
+  return [G.carried(typeOf(x), [G.value(x), G.value(slope)], ['float32', 'int32', 'int64'], ([v, s], type) => {
+    const negative = G.op('Less', [v, G.scalar(type, type === 'float32' ? 0 : 0n)]);
+    return G.op('Where', [negative, G.op('Mul', [v, s]), v]);
+  })];
+}
+
+function cast(node, G) {
+  const x = node.inputs[0];
+  return [G.cast(G.value(x), typeOf(x), node.attrs.dataType)];
+}
+
+function where(node, G) {
+  const [c, t, e] = node.inputs;
+  const cond = G.cast(G.value(c), 'uint8', 'bool');
+  return [G.carried(typeOf(t), [cond, G.value(t), G.value(e)], ['float32', 'int32', 'int64', 'uint8'],
+    (n) => G.op('Where', n), {typed: [1, 2]})];
+}
+
+function triangular(node, G) {
+  const x = node.inputs[0];
+  const {upper, diagonal} = node.attrs;
+  return [G.carried(typeOf(x), [G.value(x), G.scalar('int64', diagonal)], ['float32', 'int64'],
+    (n) => G.op('Trilu', n, {upper: upper ? 1 : 0}), {typed: [0]})];
+}
+
+/**
+ * Expands a block-wise scale or zero point (each dimension divides the input's) to the input
+ * shape: reshape to [s0, 1, s1, 1, ...], expand to [s0, b0, s1, b1, ...], reshape.
+ */
+function expandBlocks(G, name, shape, target) {
+  if (shape.length === target.length && shape.every((d, i) => d === target[i])) return name;
+  const rank = target.length;
+  const padded = [...Array(rank - shape.length).fill(1), ...shape];
+  if (padded.every((d, i) => d === 1 || d === target[i])) return name; // plain broadcasting
+  const split = padded.flatMap((d, i) => [d, 1]);
+  const wide = padded.flatMap((d, i) => [d, target[i] / d]);
+  const r = G.op('Reshape', [name, G.i64(split)]);
+  return G.op('Reshape', [G.op('Expand', [r, G.i64(wide)]), G.i64(target)]);
+}
+
+/** dequantizeLinear: (x - zeroPoint) * scale, in float32. */
+function dequantizeLinear(node, G) {
+  const [x, scale, zp] = node.inputs;
+  const shape = x.shape;
+  const out = typeOf(node.outputs[0]);
+  const xf = G.cast(G.value(x), typeOf(x), 'float32');
+  const zf = G.cast(expandBlocks(G, G.value(zp), zp.shape, shape), typeOf(zp), 'float32');
+  const sf = G.cast(expandBlocks(G, G.value(scale), scale.shape, shape), typeOf(scale), 'float32');
+  return [G.cast(G.op('Mul', [G.op('Sub', [xf, zf]), sf]), 'float32', out)];
+}
+
+const RANGES = {int8: [-128, 127], uint8: [0, 255], int32: [-2147483648, 2147483647], uint32: [0, 4294967295]};
+
+/** quantizeLinear: clamp(roundEven(x / scale) + zeroPoint) in the zero point's type. */
+function quantizeLinear(node, G) {
+  const [x, scale, zp] = node.inputs;
+  const shape = x.shape;
+  const out = typeOf(zp);
+  const xf = G.cast(G.value(x), typeOf(x), 'float32');
+  const sf = G.cast(expandBlocks(G, G.value(scale), scale.shape, shape), typeOf(scale), 'float32');
+  const zf = G.cast(expandBlocks(G, G.value(zp), zp.shape, shape), out, 'float32');
+  // the quotient in the input's type, as the spec's div() (float16: rounded to binary16 once more)
+  let quotient = G.op('Div', [xf, sf]);
+  if (typeOf(x) === 'float16') quotient = G.cast(G.cast(quotient, 'float32', 'float16'), 'float16', 'float32');
+  const r = G.op('Round', [quotient]);
+  const q = G.op('Add', [G.op('Where', [G.op('IsNaN', [r]), G.scalar('float32', 0), r]), zf]);
+  const [lo, hi] = RANGES[out] ?? [-Infinity, Infinity];
+  const clipped = Number.isFinite(lo) ? G.op('Clip', [q, G.scalar('float32', lo), G.scalar('float32', hi)]) : q;
+  return [G.cast(clipped, 'float32', out)];
+}
+
+/** Lowerings by WebNN operator name. */
+export const ELEMENTWISE_LOWERINGS = {
+  add: binary('Add', FI),
+  sub: binary('Sub', FI),
+  mul: binary('Mul', FI),
+  div,
+  max: binary('Max', MINMAX),
+  min: binary('Min', MINMAX),
+  pow: binary('Pow', FI),
+  equal: compare('Equal', FI),
+  notEqual: (node, G) => [G.cast(G.op('Not', [G.cast(compare('Equal', FI)(node, G)[0], 'uint8', 'bool')]), 'bool', 'uint8')],
+  greater: compare('Greater', FIU),
+  greaterOrEqual: compare('GreaterOrEqual', FIU),
+  lesser: compare('Less', FIU),
+  lesserOrEqual: compare('LessOrEqual', FIU),
+  logicalAnd: logical('And'),
+  logicalOr: logical('Or'),
+  logicalXor: logical('Xor'),
+  logicalNot: logical('Not'),
+  isNaN: (node, G) => [G.cast(G.op('IsNaN', [G.cast(G.value(node.inputs[0]), typeOf(node.inputs[0]), 'float32')]), 'bool', 'uint8')],
+  isInfinite: (node, G) => [G.cast(G.op('IsInf', [G.cast(G.value(node.inputs[0]), typeOf(node.inputs[0]), 'float32')]), 'bool', 'uint8')],
+  abs: unary('Abs', ALL_NUM),
+  ceil: unary('Ceil', F),
+  cos: unary('Cos', F),
+  erf: unary('Erf', F),
+  exp: unary('Exp', F),
+  floor: unary('Floor', F),
+  identity: (node, G) => [G.op('Identity', [G.value(node.inputs[0])])],
+  log: unary('Log', F),
+  neg: unary('Neg', ['float32', 'int8', 'int32', 'int64']),
+  reciprocal: unary('Reciprocal', F),
+  roundEven: unary('Round', F),
+  sign,
+  sin: unary('Sin', F),
+  sqrt: unary('Sqrt', F),
+  tan: unary('Tan', F),
+  relu,
+  sigmoid,
+  tanh: unary('Tanh', F),
+  softplus: unary('Softplus', F),
+  softsign: unary('Softsign', F),
+  gelu,
+  elu: unary('Elu', F, (a) => ({alpha: f(a.alpha)})),
+  leakyRelu: unary('LeakyRelu', F, (a) => ({alpha: f(a.alpha)})),
+  hardSigmoid,
+  hardSwish,
+  clamp: composite(MINMAX, clamp),
+  linear,
+  prelu,
+  cast,
+  where,
+  triangular,
+  quantizeLinear,
+  dequantizeLinear,
+};

@@ -1,0 +1,286 @@
+"""The CPU context (issue 16; static/polyfill/cpu/): createContext({deviceType: 'cpu'}) or
+{accelerated: false}, and the default on a software adapter. Its graphs run on ONNX Runtime
+Web's wasm EP; the builder, validation and errors are the WebGPU context's.
+
+Here: selection, MLContext/MLGraph properties, MLTensor read/write/dispatch semantics and errors,
+opSupportLimits() truth, and a small model from the builder against float64 NumPy. The
+conformance cases run on the CPU context in tests/test_conformance.py (test_family_cpu)."""
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+
+from tests.graph_runner import open_harness
+
+
+def _eval(page, server_url, js, arg=None):
+    open_harness(page, server_url)
+    return page.evaluate(js, arg)
+
+
+def test_selection_and_properties(webnn_page, server_url):
+    """deviceType 'cpu' and accelerated false give the CPU context (accelerated false, graphs on
+    ['cpu']); deviceType 'gpu' gives WebGPU even on SwiftShader; with no page default, a software
+    adapter or no adapter gives the CPU context."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const out = {};
+      const kinds = {cpu: {deviceType: 'cpu'}, unaccelerated: {accelerated: false}, gpu: {deviceType: 'gpu'}};
+      for (const [k, options] of Object.entries(kinds)) {
+        const c = await navigator.ml.createContext(options);
+        const b = new MLGraphBuilder(c);
+        const g = await b.build({y: b.relu(b.input('x', {dataType: 'float32', shape: [2]}))});
+        out[k] = {accelerated: c.accelerated, devices: [...g.devices]};
+        c.destroy();
+      }
+      const suite = await navigator.ml.createContext();
+      out.suiteDefault = suite.accelerated;  // tests/conftest.py's page default: WebGPU
+      suite.destroy();
+      const saved = globalThis.webnnPolyfillOptions;
+      delete globalThis.webnnPolyfillOptions;
+      try {
+        const c = await navigator.ml.createContext();
+        out.auto = c.accelerated;
+        c.destroy();
+      } finally {
+        globalThis.webnnPolyfillOptions = saved;
+      }
+      // no adapter at all (--disable-gpu): the default is the CPU context, an explicit 'gpu' fails
+      const request = navigator.gpu.requestAdapter;
+      navigator.gpu.requestAdapter = async () => null;
+      delete globalThis.webnnPolyfillOptions;
+      try {
+        const c = await navigator.ml.createContext({polyfill: {}});
+        out.noAdapter = c.accelerated;
+        c.destroy();
+        out.noAdapterGpu = await navigator.ml.createContext({deviceType: 'gpu'}).then(() => 'none', (e) => e.name);
+      } finally {
+        navigator.gpu.requestAdapter = request;
+        globalThis.webnnPolyfillOptions = saved;
+      }
+      const adapter = await navigator.gpu.requestAdapter();
+      out.software = /swiftshader/i.test(adapter.info.architecture + adapter.info.description) || adapter.info.isFallbackAdapter;
+      return out;
+    }""")
+    assert r["cpu"] == {"accelerated": False, "devices": ["cpu"]}
+    assert r["unaccelerated"] == {"accelerated": False, "devices": ["cpu"]}
+    assert r["gpu"] == {"accelerated": True, "devices": ["gpu"]}
+    assert r["suiteDefault"] is True
+    assert r["auto"] is (not r["software"])
+    assert r["noAdapter"] is False
+    assert r["noAdapterGpu"] == "NotSupportedError"
+
+
+def test_tensors_ordering_and_errors(webnn_page, server_url):
+    """writeTensor copies at call time and runs in queue order with dispatch; readTensor sees
+    the work queued before it, fills outputData, rejects for a tensor destroyed while pending;
+    dispatch and the tensor methods throw the WebGPU context's errors."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const x = b.input('x', {dataType: 'float32', shape: [3]});
+      const g = await b.build({y: b.mul(x, b.constant({dataType: 'float32', shape: [3]}, new Float32Array([2, -3, 0.5])))});
+      const xt = await c.createTensor({dataType: 'float32', shape: [3], writable: true});
+      const yt = await c.createTensor({dataType: 'float32', shape: [3], readable: true});
+      const data = new Float32Array([1, 2, 3]);
+      c.writeTensor(xt, data);
+      data[0] = 100; // copied at call time
+      c.dispatch(g, {x: xt}, {y: yt});
+      c.writeTensor(xt, new Float32Array([10, 20, 30])); // after the dispatch: not seen by it
+      const first = [...new Float32Array(await c.readTensor(yt))];
+      c.dispatch(g, {x: xt}, {y: yt});
+      const into = new Float32Array(4).fill(7);
+      await c.readTensor(yt, into);
+      const errors = {};
+      const name = (f) => { try { f(); return 'none'; } catch (e) { return e.name; } };
+      const wide = await c.createTensor({dataType: 'float32', shape: [4], writable: true});
+      errors.wrongShape = name(() => c.dispatch(g, {x: wide}, {y: yt}));
+      errors.sameTwice = name(() => c.dispatch(g, {x: xt}, {y: xt}));
+      errors.unreadable = await c.readTensor(xt).then(() => 'none', (e) => e.name);
+      errors.unwritable = name(() => c.writeTensor(yt, new Float32Array(3)));
+      errors.badLength = name(() => c.writeTensor(xt, new Float32Array(2)));
+      errors.exportable = await c.createExportableTensor({dataType: 'float32', shape: [1]}, {}).then(() => 'none', (e) => e.name);
+      c.dispatch(g, {x: xt}, {y: yt});
+      const pending = c.readTensor(yt);
+      yt.destroy();
+      errors.destroyedPending = await pending.then(() => 'none', (e) => e.name);
+      errors.destroyedDispatch = name(() => c.dispatch(g, {x: xt}, {y: yt}));
+      g.destroy();
+      errors.destroyedGraph = name(() => c.dispatch(g, {x: xt}, {y: xt}));
+      const lost = c.lost.then((info) => typeof info.message);
+      c.destroy();
+      errors.lostWrite = name(() => c.writeTensor(xt, new Float32Array(3)));
+      errors.lostBuilder = name(() => new MLGraphBuilder(c));
+      return {first, into: [...into], errors, lost: await lost};
+    }""")
+    assert r["first"] == [2, -6, 1.5]
+    assert r["into"] == [20, -60, 15, 7]
+    assert r["errors"] == {
+        "wrongShape": "TypeError", "sameTwice": "TypeError", "unreadable": "TypeError", "unwritable": "TypeError", "badLength": "TypeError",
+        "exportable": "TypeError", "destroyedPending": "InvalidStateError", "destroyedDispatch": "TypeError",
+        "destroyedGraph": "InvalidStateError", "lostWrite": "TypeError", "lostBuilder": "InvalidStateError"}
+    assert r["lost"] == "string"
+
+
+def test_op_support_limits_tell_the_truth(webnn_page, server_url):
+    """opSupportLimits() of the CPU context: every operator with the WebGPU context's data types
+    and ranks (the conformance run on it checks them, tests/test_conformance.py), its own
+    maxTensorByteLength; and it stays a fresh copy per call."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const cpu = await navigator.ml.createContext({deviceType: 'cpu'});
+      const gpu = await navigator.ml.createContext({deviceType: 'gpu'});
+      const lc = cpu.opSupportLimits();
+      const lg = gpu.opSupportLimits();
+      const max = [lc.maxTensorByteLength, lg.maxTensorByteLength];
+      delete lc.maxTensorByteLength;
+      delete lg.maxTensorByteLength;
+      lc.conv2d.input.dataTypes.push('mutated');
+      const again = cpu.opSupportLimits().conv2d.input.dataTypes;
+      lc.conv2d.input.dataTypes.pop();
+      const ops = Object.keys(lc).filter((k) => lc[k] && typeof lc[k] === 'object' && !lc[k].dataTypes);
+      const out = {same: JSON.stringify(lc) === JSON.stringify(lg), ops: ops.length, max, again,
+        arg: lc.argMax.input.dataTypes, layout: lc.preferredInputLayout};
+      cpu.destroy();
+      gpu.destroy();
+      return out;
+    }""")
+    assert r["same"] and r["ops"] >= 95
+    assert r["max"][0] == 2 ** 31 - 1 and r["max"][1] > 0
+    assert "mutated" not in r["again"]
+    assert {"int64", "uint64", "float32"} <= set(r["arg"]) and r["layout"] == "nchw"
+
+
+def test_model_from_the_builder_against_numpy(webnn_page, server_url):
+    """conv2d (nhwc, ohwi filter, bias, padding, stride 2) -> clamp -> averagePool2d -> reshape ->
+    gemm -> softmax, float32, non-square shapes with negative values, against float64 NumPy."""
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((2, 9, 7, 3)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)  # ohwi
+    bias = rng.standard_normal(5).astype(np.float32)
+    fc = rng.standard_normal((5, 4)).astype(np.float32)
+    r = _eval(webnn_page, server_url, """async ([x, w, bias, fc]) => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const f = (a) => new Float32Array(a);
+      const input = b.input('x', {dataType: 'float32', shape: [2, 9, 7, 3]});
+      const conv = b.conv2d(input, b.constant({dataType: 'float32', shape: [5, 3, 3, 3]}, f(w)), {
+        inputLayout: 'nhwc', filterLayout: 'ohwi', padding: [1, 1, 1, 1], strides: [2, 2],
+        bias: b.constant({dataType: 'float32', shape: [5]}, f(bias))});
+      const act = b.clamp(conv, {minValue: -1, maxValue: 6});
+      const pool = b.averagePool2d(act, {layout: 'nhwc'});
+      const logits = b.gemm(b.reshape(pool, [2, 5]), b.constant({dataType: 'float32', shape: [5, 4]}, f(fc)));
+      const g = await b.build({y: b.softmax(logits, 1), conv});
+      const xt = await c.createTensor({dataType: 'float32', shape: [2, 9, 7, 3], writable: true});
+      const yt = await c.createTensor({dataType: 'float32', shape: [2, 4], readable: true});
+      const ct = await c.createTensor({dataType: 'float32', shape: [2, 5, 4, 5], readable: true});
+      c.writeTensor(xt, f(x));
+      c.dispatch(g, {x: xt}, {y: yt, conv: ct});
+      const out = {y: [...new Float32Array(await c.readTensor(yt))], conv: [...new Float32Array(await c.readTensor(ct))]};
+      c.destroy();
+      return out;
+    }""", [x.ravel().tolist(), w.ravel().tolist(), bias.ravel().tolist(), fc.ravel().tolist()])
+    xd, wd = x.astype(np.float64), w.astype(np.float64)
+    padded = np.pad(xd, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    conv = np.zeros((2, 5, 4, 5))
+    for i in range(5):
+        for j in range(4):
+            patch = padded[:, 2 * i:2 * i + 3, 2 * j:2 * j + 3, :]
+            conv[:, i, j, :] = np.einsum("nhwc,ohwc->no", patch, wd) + bias
+    pooled = np.clip(conv, -1, 6).mean(axis=(1, 2))
+    logits = pooled @ fc.astype(np.float64)
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    y = e / e.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(np.array(r["conv"]).reshape(conv.shape), conv, rtol=0, atol=2e-5)
+    np.testing.assert_allclose(np.array(r["y"]).reshape(2, 4), y, rtol=0, atol=1e-6)
+    assert np.abs(y).max() > 0.1
+
+
+@pytest.mark.parametrize("data_type", ["float16", "int8", "uint32", "int64"])
+def test_data_types_through_carriers(webnn_page, server_url, data_type):
+    """add and reduceMax of a type ORT's CPU kernels lack go through a wider type and back."""
+    views = {"float16": np.float16, "int8": np.int8, "uint32": np.uint32, "int64": np.int64}
+    a = (np.arange(12).reshape(3, 4) * (3 if data_type != "uint32" else 5) - (7 if data_type in ("int8", "int64", "float16") else 0)).astype(views[data_type])
+    r = _eval(webnn_page, server_url, """async ([dt, a]) => {
+      const V = {float16: Uint16Array, int8: Int8Array, uint32: Uint32Array, int64: BigInt64Array}[dt];
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const x = b.input('x', {dataType: dt, shape: [3, 4]});
+      const g = await b.build({s: b.add(x, x), m: b.reduceMax(x, {axes: [1]})});
+      const bytes = Uint8Array.from(atob(a), (ch) => ch.charCodeAt(0));
+      const xt = await c.createTensor({dataType: dt, shape: [3, 4], writable: true});
+      const st = await c.createTensor({dataType: dt, shape: [3, 4], readable: true});
+      const mt = await c.createTensor({dataType: dt, shape: [3], readable: true});
+      c.writeTensor(xt, bytes);
+      c.dispatch(g, {x: xt}, {s: st, m: mt});
+      const enc = async (t) => btoa(String.fromCharCode(...new Uint8Array(await c.readTensor(t))));
+      const out = {s: await enc(st), m: await enc(mt)};
+      c.destroy();
+      return out;
+    }""", [data_type, base64.b64encode(a.tobytes()).decode()])
+    s = np.frombuffer(base64.b64decode(r["s"]), views[data_type]).reshape(3, 4)
+    m = np.frombuffer(base64.b64decode(r["m"]), views[data_type])
+    np.testing.assert_array_equal(s, (a.astype(np.float64) * 2).astype(views[data_type]))
+    np.testing.assert_array_equal(m, a.max(axis=1))
+
+
+def test_out_of_range_gather_indices_are_clamped_as_on_webgpu(webnn_page, server_url):
+    """gather and gatherND clamp out-of-range indices as the WebGPU context does (ONNX Runtime
+    would fail the run): below -n to the first element, n and above to the last."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const out = {};
+      for (const deviceType of ['cpu', 'gpu']) {
+        const c = await navigator.ml.createContext({deviceType});
+        const b = new MLGraphBuilder(c);
+        const x = b.constant({dataType: 'float32', shape: [4, 2]}, new Float32Array([10, 11, 20, 21, 30, 31, 40, 41]));
+        const i = b.input('i', {dataType: 'int32', shape: [5]});
+        const j = b.input('j', {dataType: 'int64', shape: [3, 2]});
+        const g = await b.build({y: b.gather(x, i), z: b.gatherND(x, j)});
+        const it = await c.createTensor({dataType: 'int32', shape: [5], writable: true});
+        const jt = await c.createTensor({dataType: 'int64', shape: [3, 2], writable: true});
+        const yt = await c.createTensor({dataType: 'float32', shape: [5, 2], readable: true});
+        const zt = await c.createTensor({dataType: 'float32', shape: [3], readable: true});
+        c.writeTensor(it, new Int32Array([-9, -1, 0, 3, 99]));
+        c.writeTensor(jt, new BigInt64Array([-7n, 1n, 2n, 5n, 100n, -2n]));
+        c.dispatch(g, {i: it, j: jt}, {y: yt, z: zt});
+        out[deviceType] = {y: [...new Float32Array(await c.readTensor(yt))], z: [...new Float32Array(await c.readTensor(zt))]};
+        c.destroy();
+      }
+      return out;
+    }""")
+    assert r["cpu"]["y"] == [10, 11, 40, 41, 10, 11, 40, 41, 40, 41]
+    assert r["cpu"] == r["gpu"]
+
+
+@pytest.mark.allow_console_errors  # the browser logs the 404 of the missing module
+def test_missing_engine_is_not_supported(webnn_page, server_url):
+    """Without ONNX Runtime's files, createContext({deviceType: 'cpu'}) rejects with
+    NotSupportedError naming where it looked."""
+    r = _eval(webnn_page, server_url, """async () => navigator.ml.createContext(
+        {deviceType: 'cpu', polyfill: {ortBaseUrl: new URL('/polyfill/no-such-folder/', location.href).href}})
+      .then(() => 'none', (e) => `${e.name} ${e.message}`)""")
+    assert r.startswith("NotSupportedError") and "no-such-folder" in r
+
+
+def test_a_browser_without_webgpu_gets_the_cpu_context(webnn_page, server_url):
+    """With no WebGPU at all (no navigator.gpu, no GPUBufferUsage: WebGPU disabled or absent)
+    the polyfill still loads, createContext() gives the CPU context, and a graph runs."""
+    webnn_page.add_init_script("""
+      Object.defineProperty(Navigator.prototype, 'gpu', {get: () => undefined, configurable: true});
+      for (const name of ['GPUBufferUsage', 'GPUMapMode', 'GPUShaderStage', 'GPUDevice', 'GPUAdapter']) delete globalThis[name];
+      delete globalThis.webnnPolyfillOptions;
+    """)
+    r = _eval(webnn_page, server_url, """async () => {
+      const c = await navigator.ml.createContext();
+      const b = new MLGraphBuilder(c);
+      const x = b.input('x', {dataType: 'float32', shape: [4]});
+      const g = await b.build({y: b.relu(b.sub(x, b.constant('float32', 1)))});
+      const xt = await c.createTensor({dataType: 'float32', shape: [4], writable: true});
+      const yt = await c.createTensor({dataType: 'float32', shape: [4], readable: true});
+      c.writeTensor(xt, new Float32Array([-3, 0.5, 1.5, 9]));
+      c.dispatch(g, {x: xt}, {y: yt});
+      const y = [...new Float32Array(await c.readTensor(yt))];
+      const gpu = await navigator.ml.createContext({deviceType: 'gpu'}).then(() => 'none', (e) => e.name);
+      return {gpuGlobal: typeof navigator.gpu, accelerated: c.accelerated, y, gpu};
+    }""")
+    assert r == {"gpuGlobal": "undefined", "accelerated": False, "y": [0, 0, 0.5, 8], "gpu": "NotSupportedError"}
