@@ -284,3 +284,46 @@ def test_a_browser_without_webgpu_gets_the_cpu_context(webnn_page, server_url):
       return {gpuGlobal: typeof navigator.gpu, accelerated: c.accelerated, y, gpu};
     }""")
     assert r == {"gpuGlobal": "undefined", "accelerated": False, "y": [0, 0, 0.5, 8], "gpu": "NotSupportedError"}
+
+
+_INT_VALUES = {
+    "int8": [-128, 127, -1, 0, 1, 2, 7, -7, 100, 3],
+    "uint8": [0, 1, 2, 7, 100, 255, 128, 3],
+    "int32": [-2 ** 31, 2 ** 31 - 1, -1, 0, 1, 2, 7, -7, 65536, 3, 46341],
+    "uint32": [0, 1, 2, 7, 2 ** 31, 2 ** 32 - 1, 65536, 3, 12345678],
+    "int64": [-2 ** 63, 2 ** 63 - 1, -1, 0, 1, 2, 7, -7, 2 ** 53 + 1, 3, 2 ** 32, 39],
+    "uint64": [0, 1, 2, 7, 2 ** 63, 2 ** 64 - 1, 2 ** 53 + 1, 3, 2 ** 32, 41],
+}
+
+
+@pytest.mark.parametrize("data_type", list(_INT_VALUES))
+def test_integer_pow_is_exact_and_wraps(webnn_page, server_url, data_type):
+    """pow of integers (spec §Element-wise binary operations; the polyfill's integer semantics,
+    ops/elementwise.js and tests/reference/elementwise.py): exact and wrapping like mul, a
+    negative exponent truncated toward zero (1, +-1 for bases 1, -1, else 0). ONNX Runtime's
+    integer Pow goes through double and saturates (2^64 gave 2^63 - 1, 0^-1 INT_MAX, 3^39 lost
+    its low bits). Every pair of edge values, broadcast [n, 1] x [1, n]."""
+    from tests.reference.elementwise import binary
+    dt = np.dtype({"int8": "i1", "uint8": "u1", "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8"}[data_type])
+    v = np.array(_INT_VALUES[data_type], dtype=dt)
+    n = len(v)
+    r = _eval(webnn_page, server_url, """async ([dt, n, data]) => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const y = b.pow(b.input('a', {dataType: dt, shape: [n, 1]}), b.input('e', {dataType: dt, shape: [1, n]}));
+      const g = await b.build({y});
+      const bytes = Uint8Array.from(atob(data), (ch) => ch.charCodeAt(0));
+      const at = await c.createTensor({dataType: dt, shape: [n, 1], writable: true});
+      const et = await c.createTensor({dataType: dt, shape: [1, n], writable: true});
+      const yt = await c.createTensor({dataType: dt, shape: [n, n], readable: true});
+      c.writeTensor(at, bytes);
+      c.writeTensor(et, bytes);
+      c.dispatch(g, {a: at, e: et}, {y: yt});
+      const out = btoa(String.fromCharCode(...new Uint8Array(await c.readTensor(yt))));
+      c.destroy();
+      return out;
+    }""", [data_type, n, base64.b64encode(v.tobytes()).decode()])
+    got = np.frombuffer(base64.b64decode(r), dt).reshape(n, n)
+    expected = binary("pow", v.reshape(n, 1), v.reshape(1, n), data_type)
+    np.testing.assert_array_equal(got, expected)
+

@@ -45,6 +45,37 @@ function div(node, G) {
   })];
 }
 
+/**
+ * pow: floats by Pow; integers exact and wrapping, as on WebGPU (ops/elementwise.js: a negative
+ * exponent truncates toward zero, 1 and ±1 for the bases 1 and -1, else 0). ONNX Runtime's
+ * integer Pow goes through double and saturates, so this squares and multiplies in int64
+ * (wrapping; a narrower type's result is its low bits) over the exponent's bits, as uint64.
+ */
+function pow(node, G) {
+  const [a, b] = node.inputs;
+  const type = typeOf(a);
+  if (['float32', 'float16'].includes(type)) return binary('Pow', F)(node, G);
+  const bits = {int8: 8, uint8: 8, int32: 32, uint32: 32}[type] ?? 64;
+  let base = G.cast(G.value(a), type, 'int64');
+  let e = G.cast(G.value(b), type, 'uint64');
+  const one = G.scalar('uint64', 1n);
+  let r = G.scalar('int64', 1n);
+  for (let k = 0; k < bits; k++) {
+    const bit = G.op('Cast', [G.op('BitwiseAnd', [e, one])], {to: 9});
+    r = G.op('Where', [bit, G.op('Mul', [r, base]), r]);
+    if (k === bits - 1) break;
+    base = G.op('Mul', [base, base]);
+    e = G.op('BitShift', [e, one], {direction: 'RIGHT'});
+  }
+  if (type.startsWith('int')) {
+    const x = G.cast(G.value(a), type, 'int64');
+    const unit = G.op('Or', [G.op('Equal', [x, G.scalar('int64', 1n)]), G.op('Equal', [x, G.scalar('int64', -1n)])]);
+    const negative = G.op('Less', [G.cast(G.value(b), type, 'int64'), G.scalar('int64', 0n)]);
+    r = G.op('Where', [G.op('And', [negative, G.op('Not', [unit])]), G.scalar('int64', 0n), r]);
+  }
+  return [G.cast(r, 'int64', type)];
+}
+
 /** Comparisons: ONNX gives bool, WebNN uint8. */
 function compare(onnx, native) {
   return (node, G) => {
@@ -242,7 +273,7 @@ export const ELEMENTWISE_LOWERINGS = {
   div,
   max: binary('Max', MINMAX),
   min: binary('Min', MINMAX),
-  pow: binary('Pow', FI),
+  pow,
   equal: compare('Equal', FI),
   notEqual: (node, G) => [G.cast(G.op('Not', [G.cast(compare('Equal', FI)(node, G)[0], 'uint8', 'bool')]), 'bool', 'uint8')],
   greater: compare('Greater', FIU),
