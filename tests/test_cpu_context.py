@@ -327,3 +327,38 @@ def test_integer_pow_is_exact_and_wraps(webnn_page, server_url, data_type):
     expected = binary("pow", v.reshape(n, 1), v.reshape(1, n), data_type)
     np.testing.assert_array_equal(got, expected)
 
+
+def test_reduce_log_sum_exp_keeps_nan_next_to_infinity(webnn_page, server_url):
+    """reduceLogSumExp (spec §reduction: log(sum(exp(x)))) is NaN where a reduced element is NaN,
+    also when another is +Infinity (ONNX Runtime's ReduceLogSumExp gave +Infinity); float32 and
+    float16, against float64 NumPy."""
+    x = np.array([[-np.inf, np.inf, np.nan, 0.0], [np.inf, 1.0, -3.0, 2.0], [np.inf, -np.inf, 5.0, 1.5],
+                  [1.0, np.nan, 2.0, -1.0], [-np.inf, -np.inf, -np.inf, -np.inf], [-2.0, 0.5, 3.0, -7.25]])
+    r = _eval(webnn_page, server_url, """async (x) => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const out = {};
+      for (const dt of ['float32', 'float16']) {
+        const b = new MLGraphBuilder(c);
+        const input = b.input('x', {dataType: 'float32', shape: [6, 4]});
+        const lse = (v, options) => b.cast(b.reduceLogSumExp(b.cast(v, dt), options), 'float32');
+        // per row, and over every axis (ORT's whole-tensor path is the one that lost the NaN)
+        const g = await b.build({y: lse(input, {axes: [1]}), all: lse(input), first: lse(b.slice(input, [0, 0], [1, 4]))});
+        const xt = await c.createTensor({dataType: 'float32', shape: [6, 4], writable: true});
+        const yt = await c.createTensor({dataType: 'float32', shape: [6], readable: true});
+        const at = await c.createTensor({dataType: 'float32', shape: [], readable: true});
+        const ft = await c.createTensor({dataType: 'float32', shape: [], readable: true});
+        c.writeTensor(xt, new Float32Array(x.flat().map(Number)));
+        c.dispatch(g, {x: xt}, {y: yt, all: at, first: ft});
+        const read = async (t) => [...new Float32Array(await c.readTensor(t))].map(String);
+        out[dt] = [...await read(yt), ...await read(at), ...await read(ft)];
+      }
+      c.destroy();
+      return out;
+    }""", [["NaN" if np.isnan(e) else "Infinity" if e == np.inf else "-Infinity" if e == -np.inf else float(e) for e in row] for row in x])
+    with np.errstate(all="ignore"):
+        rows = np.log(np.sum(np.exp(x), axis=1))  # no overflow for these values
+    expected = np.concatenate([rows, [np.nan], rows[:1]])
+    for dt, tol in (("float32", 1e-6), ("float16", 4e-3)):
+        got = np.array([float(s) for s in r[dt]])
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=0, equal_nan=True)
+    assert np.isnan(expected[0]) and np.isinf(expected[1])
