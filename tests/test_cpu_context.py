@@ -362,3 +362,35 @@ def test_reduce_log_sum_exp_keeps_nan_next_to_infinity(webnn_page, server_url):
         got = np.array([float(s) for s in r[dt]])
         np.testing.assert_allclose(got, expected, rtol=tol, atol=0, equal_nan=True)
     assert np.isnan(expected[0]) and np.isinf(expected[1])
+
+
+def test_elu_near_zero_within_tolerance(webnn_page, server_url):
+    """elu (spec §elu: x >= 0 ? x : alpha * (exp(x) - 1)) within tolerances.md's 18 ULP for small
+    negative x too, where exp(x) - 1 cancels (ONNX Runtime's float32 Elu gave 0 for -2.7e-8 and
+    was thousands of ULP off up to |x| = 0.015); alpha 1 and 0.25, with NaN and +-Infinity."""
+    from tests.tolerance import assert_ulp
+    m = np.logspace(-30, 1, 93)
+    x = np.concatenate([-m, m, [0.0, -0.0, np.nan, np.inf, -np.inf, -0.015, -1e-5, -0.9999e-5, -1.00001e-5]]).astype(np.float32)
+    r = _eval(webnn_page, server_url, """async (data) => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const bytes = Uint8Array.from(atob(data), (ch) => ch.charCodeAt(0));
+      const n = bytes.length / 4;
+      const x = b.input('x', {dataType: 'float32', shape: [n]});
+      const g = await b.build({one: b.elu(x), quarter: b.elu(x, {alpha: 0.25})});
+      const xt = await c.createTensor({dataType: 'float32', shape: [n], writable: true});
+      const ot = await c.createTensor({dataType: 'float32', shape: [n], readable: true});
+      const qt = await c.createTensor({dataType: 'float32', shape: [n], readable: true});
+      c.writeTensor(xt, bytes);
+      c.dispatch(g, {x: xt}, {one: ot, quarter: qt});
+      const enc = async (t) => btoa(String.fromCharCode(...new Uint8Array(await c.readTensor(t))));
+      const out = {one: await enc(ot), quarter: await enc(qt)};
+      c.destroy();
+      return out;
+    }""", base64.b64encode(x.tobytes()).decode())
+    xd = x.astype(np.float64)
+    for key, alpha in (("one", 1.0), ("quarter", 0.25)):
+        got = np.frombuffer(base64.b64decode(r[key]), np.float32)
+        with np.errstate(all="ignore"):
+            expected = np.where(xd < 0, alpha * np.expm1(xd), xd)
+        assert_ulp(got, expected, 18, np.float32)
