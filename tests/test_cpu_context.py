@@ -394,3 +394,36 @@ def test_elu_near_zero_within_tolerance(webnn_page, server_url):
         with np.errstate(all="ignore"):
             expected = np.where(xd < 0, alpha * np.expm1(xd), xd)
         assert_ulp(got, expected, 18, np.float32)
+
+
+def test_work_queued_before_destroy_still_runs(webnn_page, server_url):
+    """MLGraph.destroy() (spec §MLGraph destroy(): resources freeable once all previously
+    submitted workloads are complete) right after dispatch() does not drop that dispatch: the
+    outputs read afterwards hold its results (the CPU context skipped the queued run and left
+    zeros); nor does destroying its input tensor (spec §MLTensor destroy(), same note)."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const x = b.input('x', {dataType: 'float32', shape: [2, 3]});
+      const g = await b.build({y: b.sub(b.mul(x, x), b.constant({dataType: 'float32', shape: [3]}, new Float32Array([1, -2, 0.5])))});
+      const xt = await c.createTensor({dataType: 'float32', shape: [2, 3], writable: true});
+      const yt = await c.createTensor({dataType: 'float32', shape: [2, 3], readable: true});
+      const zt = await c.createTensor({dataType: 'float32', shape: [2, 3], readable: true});
+      c.writeTensor(xt, new Float32Array([-3, 0.5, 2, 1.5, -1, 4]));
+      c.dispatch(g, {x: xt}, {y: zt});
+      xt.destroy();
+      const w = await c.createTensor({dataType: 'float32', shape: [2, 3], writable: true});
+      c.writeTensor(w, new Float32Array([1, 2, 3, -4, -5, -6]));
+      c.dispatch(g, {x: w}, {y: yt});
+      g.destroy();
+      const out = {y: [...new Float32Array(await c.readTensor(yt))], z: [...new Float32Array(await c.readTensor(zt))]};
+      out.again = (() => { try { c.dispatch(g, {x: w}, {y: yt}); return 'none'; } catch (e) { return e.name; } })();
+      c.destroy();
+      return out;
+    }""")
+    bias = np.array([1, -2, 0.5])
+    x = np.array([[-3, 0.5, 2], [1.5, -1, 4]], np.float64)
+    w = np.array([[1, 2, 3], [-4, -5, -6]], np.float64)
+    np.testing.assert_array_equal(np.array(r["z"]).reshape(2, 3), x * x - bias)
+    np.testing.assert_array_equal(np.array(r["y"]).reshape(2, 3), w * w - bias)
+    assert r["again"] == "InvalidStateError"
