@@ -427,3 +427,24 @@ def test_work_queued_before_destroy_still_runs(webnn_page, server_url):
     np.testing.assert_array_equal(np.array(r["z"]).reshape(2, 3), x * x - bias)
     np.testing.assert_array_equal(np.array(r["y"]).reshape(2, 3), w * w - bias)
     assert r["again"] == "InvalidStateError"
+
+
+def test_context_options_convert_as_webidl_does(webnn_page, server_url):
+    """MLContextOptions (spec §ML: `MLPowerPreference powerPreference`, `boolean accelerated`)
+    convert by WebIDL rules: accelerated by ToBoolean (0, '' and null ask for the CPU context,
+    which plain `=== false` missed), enums by ToString (String objects count; null is "null",
+    not a member: TypeError). The suite's page default is WebGPU, so only the option can pick the
+    CPU here."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const out = {};
+      const kinds = {zero: {accelerated: 0}, empty: {accelerated: ''}, nul: {accelerated: null}, one: {accelerated: 1},
+        cpuObject: {deviceType: new String('cpu')}, lowPower: {powerPreference: new String('low-power')},
+        nullPower: {powerPreference: null}, badPower: {powerPreference: 'fast'}};
+      for (const [k, options] of Object.entries(kinds)) {
+        out[k] = await navigator.ml.createContext(options).then((c) => { const a = c.accelerated; c.destroy(); return a; }, (e) => e.name);
+      }
+      return out;
+    }""")
+    assert r == {"zero": False, "empty": False, "nul": False, "one": True, "cpuObject": False, "lowPower": True,
+                 "nullPower": "TypeError", "badPower": "TypeError"}
+
