@@ -448,3 +448,29 @@ def test_context_options_convert_as_webidl_does(webnn_page, server_url):
     assert r == {"zero": False, "empty": False, "nul": False, "one": True, "cpuObject": False, "lowPower": True,
                  "nullPower": "TypeError", "badPower": "TypeError"}
 
+
+def test_ort_base_url_is_a_folder_relative_to_the_page(webnn_page, server_url):
+    """polyfill: {ortBaseUrl} names a folder: without its trailing slash it is the same folder
+    (it failed with NotSupportedError although the files were there), and a relative URL resolves
+    against the page, as the page's own URLs do (it resolved against static/polyfill/cpu/)."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const out = {};
+      for (const ortBaseUrl of ['/polyfill/vendor/ort', '../polyfill/vendor/ort/', new URL('/polyfill/vendor/ort', location.href).href]) {
+        try {
+          const c = await navigator.ml.createContext({deviceType: 'cpu', polyfill: {ortBaseUrl}});
+          const b = new MLGraphBuilder(c);
+          const x = b.input('x', {dataType: 'float32', shape: [3]});
+          const g = await b.build({y: b.relu(x)});
+          const xt = await c.createTensor({dataType: 'float32', shape: [3], writable: true});
+          const yt = await c.createTensor({dataType: 'float32', shape: [3], readable: true});
+          c.writeTensor(xt, new Float32Array([-2, 0.5, 3]));
+          c.dispatch(g, {x: xt}, {y: yt});
+          out[ortBaseUrl] = [...new Float32Array(await c.readTensor(yt))];
+          c.destroy();
+        } catch (e) {
+          out[ortBaseUrl] = `${e.name}: ${e.message}`;
+        }
+      }
+      return out;
+    }""")
+    assert list(r.values()) == [[0, 0.5, 3]] * 3, r
