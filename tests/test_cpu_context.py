@@ -310,22 +310,34 @@ def test_integer_pow_is_exact_and_wraps(webnn_page, server_url, data_type):
     r = _eval(webnn_page, server_url, """async ([dt, n, data]) => {
       const c = await navigator.ml.createContext({deviceType: 'cpu'});
       const b = new MLGraphBuilder(c);
-      const y = b.pow(b.input('a', {dataType: dt, shape: [n, 1]}), b.input('e', {dataType: dt, shape: [1, n]}));
-      const g = await b.build({y});
       const bytes = Uint8Array.from(atob(data), (ch) => ch.charCodeAt(0));
+      const a = b.input('a', {dataType: dt, shape: [n, 1]});
+      const y = b.pow(a, b.input('e', {dataType: dt, shape: [1, n]}));
+      // a constant exponent (its largest value decides the steps): 0..5 and the whole edge list
+      const V = {int8: Int8Array, uint8: Uint8Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array}[dt];
+      const small = V.from([0, 1, 2, 3, 5], (v) => (dt.endsWith('64') ? BigInt(v) : v));
+      const s = b.pow(a, b.constant({dataType: dt, shape: [1, 5]}, small));
+      const k = b.pow(a, b.constant({dataType: dt, shape: [1, n]}, bytes));
+      const g = await b.build({y, s, k});
       const at = await c.createTensor({dataType: dt, shape: [n, 1], writable: true});
       const et = await c.createTensor({dataType: dt, shape: [1, n], writable: true});
       const yt = await c.createTensor({dataType: dt, shape: [n, n], readable: true});
+      const st = await c.createTensor({dataType: dt, shape: [n, 5], readable: true});
+      const kt = await c.createTensor({dataType: dt, shape: [n, n], readable: true});
       c.writeTensor(at, bytes);
       c.writeTensor(et, bytes);
-      c.dispatch(g, {a: at, e: et}, {y: yt});
-      const out = btoa(String.fromCharCode(...new Uint8Array(await c.readTensor(yt))));
+      c.dispatch(g, {a: at, e: et}, {y: yt, s: st, k: kt});
+      const enc = async (t) => btoa(String.fromCharCode(...new Uint8Array(await c.readTensor(t))));
+      const out = {y: await enc(yt), s: await enc(st), k: await enc(kt)};
       c.destroy();
       return out;
     }""", [data_type, n, base64.b64encode(v.tobytes()).decode()])
-    got = np.frombuffer(base64.b64decode(r), dt).reshape(n, n)
     expected = binary("pow", v.reshape(n, 1), v.reshape(1, n), data_type)
-    np.testing.assert_array_equal(got, expected)
+    for key in ("y", "k"):
+        np.testing.assert_array_equal(np.frombuffer(base64.b64decode(r[key]), dt).reshape(n, n), expected)
+    small = np.array([0, 1, 2, 3, 5], dtype=dt).reshape(1, 5)
+    np.testing.assert_array_equal(np.frombuffer(base64.b64decode(r["s"]), dt).reshape(n, 5),
+                                  binary("pow", v.reshape(n, 1), small, data_type))
 
 
 def test_reduce_log_sum_exp_keeps_nan_next_to_infinity(webnn_page, server_url):

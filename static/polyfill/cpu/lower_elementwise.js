@@ -49,13 +49,16 @@ function div(node, G) {
  * pow: floats by Pow; integers exact and wrapping, as on WebGPU (ops/elementwise.js: a negative
  * exponent truncates toward zero, 1 and ±1 for the bases 1 and -1, else 0). ONNX Runtime's
  * integer Pow goes through double and saturates, so this squares and multiplies in int64
- * (wrapping; a narrower type's result is its low bits) over the exponent's bits, as uint64.
+ * (wrapping; a narrower type's result is its low bits) over the exponent's bits, as uint64 (all of
+ * them, or a constant exponent's significant ones: pow(x, 2) is 2 steps, not 32).
  */
 function pow(node, G) {
   const [a, b] = node.inputs;
   const type = typeOf(a);
   if (['float32', 'float16'].includes(type)) return binary('Pow', F)(node, G);
-  const bits = {int8: 8, uint8: 8, int32: 32, uint32: 32}[type] ?? 64;
+  // a constant exponent needs only as many squarings as its largest value has bits
+  const known = G.constantMaxUnsigned(b);
+  const bits = known === null ? {int8: 8, uint8: 8, int32: 32, uint32: 32}[type] ?? 64 : Math.max(1, known.toString(2).length);
   let base = G.cast(G.value(a), type, 'int64');
   let e = G.cast(G.value(b), type, 'uint64');
   const one = G.scalar('uint64', 1n);
