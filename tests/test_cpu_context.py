@@ -284,3 +284,205 @@ def test_a_browser_without_webgpu_gets_the_cpu_context(webnn_page, server_url):
       return {gpuGlobal: typeof navigator.gpu, accelerated: c.accelerated, y, gpu};
     }""")
     assert r == {"gpuGlobal": "undefined", "accelerated": False, "y": [0, 0, 0.5, 8], "gpu": "NotSupportedError"}
+
+
+_INT_VALUES = {
+    "int8": [-128, 127, -1, 0, 1, 2, 7, -7, 100, 3],
+    "uint8": [0, 1, 2, 7, 100, 255, 128, 3],
+    "int32": [-2 ** 31, 2 ** 31 - 1, -1, 0, 1, 2, 7, -7, 65536, 3, 46341],
+    "uint32": [0, 1, 2, 7, 2 ** 31, 2 ** 32 - 1, 65536, 3, 12345678],
+    "int64": [-2 ** 63, 2 ** 63 - 1, -1, 0, 1, 2, 7, -7, 2 ** 53 + 1, 3, 2 ** 32, 39],
+    "uint64": [0, 1, 2, 7, 2 ** 63, 2 ** 64 - 1, 2 ** 53 + 1, 3, 2 ** 32, 41],
+}
+
+
+@pytest.mark.parametrize("data_type", list(_INT_VALUES))
+def test_integer_pow_is_exact_and_wraps(webnn_page, server_url, data_type):
+    """pow of integers (spec §Element-wise binary operations; the polyfill's integer semantics,
+    ops/elementwise.js and tests/reference/elementwise.py): exact and wrapping like mul, a
+    negative exponent truncated toward zero (1, +-1 for bases 1, -1, else 0). ONNX Runtime's
+    integer Pow goes through double and saturates (2^64 gave 2^63 - 1, 0^-1 INT_MAX, 3^39 lost
+    its low bits). Every pair of edge values, broadcast [n, 1] x [1, n]."""
+    from tests.reference.elementwise import binary
+    dt = np.dtype({"int8": "i1", "uint8": "u1", "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8"}[data_type])
+    v = np.array(_INT_VALUES[data_type], dtype=dt)
+    n = len(v)
+    r = _eval(webnn_page, server_url, """async ([dt, n, data]) => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const bytes = Uint8Array.from(atob(data), (ch) => ch.charCodeAt(0));
+      const a = b.input('a', {dataType: dt, shape: [n, 1]});
+      const y = b.pow(a, b.input('e', {dataType: dt, shape: [1, n]}));
+      // a constant exponent (its largest value decides the steps): 0..5 and the whole edge list
+      const V = {int8: Int8Array, uint8: Uint8Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array}[dt];
+      const small = V.from([0, 1, 2, 3, 5], (v) => (dt.endsWith('64') ? BigInt(v) : v));
+      const s = b.pow(a, b.constant({dataType: dt, shape: [1, 5]}, small));
+      const k = b.pow(a, b.constant({dataType: dt, shape: [1, n]}, bytes));
+      const g = await b.build({y, s, k});
+      const at = await c.createTensor({dataType: dt, shape: [n, 1], writable: true});
+      const et = await c.createTensor({dataType: dt, shape: [1, n], writable: true});
+      const yt = await c.createTensor({dataType: dt, shape: [n, n], readable: true});
+      const st = await c.createTensor({dataType: dt, shape: [n, 5], readable: true});
+      const kt = await c.createTensor({dataType: dt, shape: [n, n], readable: true});
+      c.writeTensor(at, bytes);
+      c.writeTensor(et, bytes);
+      c.dispatch(g, {a: at, e: et}, {y: yt, s: st, k: kt});
+      const enc = async (t) => btoa(String.fromCharCode(...new Uint8Array(await c.readTensor(t))));
+      const out = {y: await enc(yt), s: await enc(st), k: await enc(kt)};
+      c.destroy();
+      return out;
+    }""", [data_type, n, base64.b64encode(v.tobytes()).decode()])
+    expected = binary("pow", v.reshape(n, 1), v.reshape(1, n), data_type)
+    for key in ("y", "k"):
+        np.testing.assert_array_equal(np.frombuffer(base64.b64decode(r[key]), dt).reshape(n, n), expected)
+    small = np.array([0, 1, 2, 3, 5], dtype=dt).reshape(1, 5)
+    np.testing.assert_array_equal(np.frombuffer(base64.b64decode(r["s"]), dt).reshape(n, 5),
+                                  binary("pow", v.reshape(n, 1), small, data_type))
+
+
+def test_reduce_log_sum_exp_keeps_nan_next_to_infinity(webnn_page, server_url):
+    """reduceLogSumExp (spec §reduction: log(sum(exp(x)))) is NaN where a reduced element is NaN,
+    also when another is +Infinity (ONNX Runtime's ReduceLogSumExp gave +Infinity); float32 and
+    float16, against float64 NumPy."""
+    x = np.array([[-np.inf, np.inf, np.nan, 0.0], [np.inf, 1.0, -3.0, 2.0], [np.inf, -np.inf, 5.0, 1.5],
+                  [1.0, np.nan, 2.0, -1.0], [-np.inf, -np.inf, -np.inf, -np.inf], [-2.0, 0.5, 3.0, -7.25]])
+    r = _eval(webnn_page, server_url, """async (x) => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const out = {};
+      for (const dt of ['float32', 'float16']) {
+        const b = new MLGraphBuilder(c);
+        const input = b.input('x', {dataType: 'float32', shape: [6, 4]});
+        const lse = (v, options) => b.cast(b.reduceLogSumExp(b.cast(v, dt), options), 'float32');
+        // per row, and over every axis (ORT's whole-tensor path is the one that lost the NaN)
+        const g = await b.build({y: lse(input, {axes: [1]}), all: lse(input), first: lse(b.slice(input, [0, 0], [1, 4]))});
+        const xt = await c.createTensor({dataType: 'float32', shape: [6, 4], writable: true});
+        const yt = await c.createTensor({dataType: 'float32', shape: [6], readable: true});
+        const at = await c.createTensor({dataType: 'float32', shape: [], readable: true});
+        const ft = await c.createTensor({dataType: 'float32', shape: [], readable: true});
+        c.writeTensor(xt, new Float32Array(x.flat().map(Number)));
+        c.dispatch(g, {x: xt}, {y: yt, all: at, first: ft});
+        const read = async (t) => [...new Float32Array(await c.readTensor(t))].map(String);
+        out[dt] = [...await read(yt), ...await read(at), ...await read(ft)];
+      }
+      c.destroy();
+      return out;
+    }""", [["NaN" if np.isnan(e) else "Infinity" if e == np.inf else "-Infinity" if e == -np.inf else float(e) for e in row] for row in x])
+    with np.errstate(all="ignore"):
+        rows = np.log(np.sum(np.exp(x), axis=1))  # no overflow for these values
+    expected = np.concatenate([rows, [np.nan], rows[:1]])
+    for dt, tol in (("float32", 1e-6), ("float16", 4e-3)):
+        got = np.array([float(s) for s in r[dt]])
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=0, equal_nan=True)
+    assert np.isnan(expected[0]) and np.isinf(expected[1])
+
+
+def test_elu_near_zero_within_tolerance(webnn_page, server_url):
+    """elu (spec §elu: x >= 0 ? x : alpha * (exp(x) - 1)) within tolerances.md's 18 ULP for small
+    negative x too, where exp(x) - 1 cancels (ONNX Runtime's float32 Elu gave 0 for -2.7e-8 and
+    was thousands of ULP off up to |x| = 0.015); alpha 1 and 0.25, with NaN and +-Infinity."""
+    from tests.tolerance import assert_ulp
+    m = np.logspace(-30, 1, 93)
+    x = np.concatenate([-m, m, [0.0, -0.0, np.nan, np.inf, -np.inf, -0.015, -1e-5, -0.9999e-5, -1.00001e-5]]).astype(np.float32)
+    r = _eval(webnn_page, server_url, """async (data) => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const bytes = Uint8Array.from(atob(data), (ch) => ch.charCodeAt(0));
+      const n = bytes.length / 4;
+      const x = b.input('x', {dataType: 'float32', shape: [n]});
+      const g = await b.build({one: b.elu(x), quarter: b.elu(x, {alpha: 0.25})});
+      const xt = await c.createTensor({dataType: 'float32', shape: [n], writable: true});
+      const ot = await c.createTensor({dataType: 'float32', shape: [n], readable: true});
+      const qt = await c.createTensor({dataType: 'float32', shape: [n], readable: true});
+      c.writeTensor(xt, bytes);
+      c.dispatch(g, {x: xt}, {one: ot, quarter: qt});
+      const enc = async (t) => btoa(String.fromCharCode(...new Uint8Array(await c.readTensor(t))));
+      const out = {one: await enc(ot), quarter: await enc(qt)};
+      c.destroy();
+      return out;
+    }""", base64.b64encode(x.tobytes()).decode())
+    xd = x.astype(np.float64)
+    for key, alpha in (("one", 1.0), ("quarter", 0.25)):
+        got = np.frombuffer(base64.b64decode(r[key]), np.float32)
+        with np.errstate(all="ignore"):
+            expected = np.where(xd < 0, alpha * np.expm1(xd), xd)
+        assert_ulp(got, expected, 18, np.float32)
+
+
+def test_work_queued_before_destroy_still_runs(webnn_page, server_url):
+    """MLGraph.destroy() (spec §MLGraph destroy(): resources freeable once all previously
+    submitted workloads are complete) right after dispatch() does not drop that dispatch: the
+    outputs read afterwards hold its results (the CPU context skipped the queued run and left
+    zeros); nor does destroying its input tensor (spec §MLTensor destroy(), same note)."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const c = await navigator.ml.createContext({deviceType: 'cpu'});
+      const b = new MLGraphBuilder(c);
+      const x = b.input('x', {dataType: 'float32', shape: [2, 3]});
+      const g = await b.build({y: b.sub(b.mul(x, x), b.constant({dataType: 'float32', shape: [3]}, new Float32Array([1, -2, 0.5])))});
+      const xt = await c.createTensor({dataType: 'float32', shape: [2, 3], writable: true});
+      const yt = await c.createTensor({dataType: 'float32', shape: [2, 3], readable: true});
+      const zt = await c.createTensor({dataType: 'float32', shape: [2, 3], readable: true});
+      c.writeTensor(xt, new Float32Array([-3, 0.5, 2, 1.5, -1, 4]));
+      c.dispatch(g, {x: xt}, {y: zt});
+      xt.destroy();
+      const w = await c.createTensor({dataType: 'float32', shape: [2, 3], writable: true});
+      c.writeTensor(w, new Float32Array([1, 2, 3, -4, -5, -6]));
+      c.dispatch(g, {x: w}, {y: yt});
+      g.destroy();
+      const out = {y: [...new Float32Array(await c.readTensor(yt))], z: [...new Float32Array(await c.readTensor(zt))]};
+      out.again = (() => { try { c.dispatch(g, {x: w}, {y: yt}); return 'none'; } catch (e) { return e.name; } })();
+      c.destroy();
+      return out;
+    }""")
+    bias = np.array([1, -2, 0.5])
+    x = np.array([[-3, 0.5, 2], [1.5, -1, 4]], np.float64)
+    w = np.array([[1, 2, 3], [-4, -5, -6]], np.float64)
+    np.testing.assert_array_equal(np.array(r["z"]).reshape(2, 3), x * x - bias)
+    np.testing.assert_array_equal(np.array(r["y"]).reshape(2, 3), w * w - bias)
+    assert r["again"] == "InvalidStateError"
+
+
+def test_context_options_convert_as_webidl_does(webnn_page, server_url):
+    """MLContextOptions (spec §ML: `MLPowerPreference powerPreference`, `boolean accelerated`)
+    convert by WebIDL rules: accelerated by ToBoolean (0, '' and null ask for the CPU context,
+    which plain `=== false` missed), enums by ToString (String objects count; null is "null",
+    not a member: TypeError). The suite's page default is WebGPU, so only the option can pick the
+    CPU here."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const out = {};
+      const kinds = {zero: {accelerated: 0}, empty: {accelerated: ''}, nul: {accelerated: null}, one: {accelerated: 1},
+        cpuObject: {deviceType: new String('cpu')}, lowPower: {powerPreference: new String('low-power')},
+        nullPower: {powerPreference: null}, badPower: {powerPreference: 'fast'}};
+      for (const [k, options] of Object.entries(kinds)) {
+        out[k] = await navigator.ml.createContext(options).then((c) => { const a = c.accelerated; c.destroy(); return a; }, (e) => e.name);
+      }
+      return out;
+    }""")
+    assert r == {"zero": False, "empty": False, "nul": False, "one": True, "cpuObject": False, "lowPower": True,
+                 "nullPower": "TypeError", "badPower": "TypeError"}
+
+
+def test_ort_base_url_is_a_folder_relative_to_the_page(webnn_page, server_url):
+    """polyfill: {ortBaseUrl} names a folder: without its trailing slash it is the same folder
+    (it failed with NotSupportedError although the files were there), and a relative URL resolves
+    against the page, as the page's own URLs do (it resolved against static/polyfill/cpu/)."""
+    r = _eval(webnn_page, server_url, """async () => {
+      const out = {};
+      for (const ortBaseUrl of ['/polyfill/vendor/ort', '../polyfill/vendor/ort/', new URL('/polyfill/vendor/ort', location.href).href]) {
+        try {
+          const c = await navigator.ml.createContext({deviceType: 'cpu', polyfill: {ortBaseUrl}});
+          const b = new MLGraphBuilder(c);
+          const x = b.input('x', {dataType: 'float32', shape: [3]});
+          const g = await b.build({y: b.relu(x)});
+          const xt = await c.createTensor({dataType: 'float32', shape: [3], writable: true});
+          const yt = await c.createTensor({dataType: 'float32', shape: [3], readable: true});
+          c.writeTensor(xt, new Float32Array([-2, 0.5, 3]));
+          c.dispatch(g, {x: xt}, {y: yt});
+          out[ortBaseUrl] = [...new Float32Array(await c.readTensor(yt))];
+          c.destroy();
+        } catch (e) {
+          out[ortBaseUrl] = `${e.name}: ${e.message}`;
+        }
+      }
+      return out;
+    }""")
+    assert list(r.values()) == [[0, 0.5, 3]] * 3, r

@@ -296,3 +296,17 @@ def test_classification_demo_on_the_cpu_context(webnn_page, manifest):
     x = _last_input(page).reshape(manifest["inputs"]["input"]["shape"])
     probabilities = np.asarray(page.evaluate("() => window.lastProbabilities"), dtype=np.float32).reshape(1, 1000)
     assert_abs(probabilities, classify(MANIFEST, x), PROBABILITY_ATOL)
+
+
+def test_profile_on_the_cpu_context_keeps_the_classification(webnn_page):
+    """?device=cpu&profile=1: the CPU context has no GPU steps to time (profiling.js readProfile
+    rejects with a TypeError naming it), so the page classifies as usual and the profile section
+    says why there is no profile; it reported "Classification failed" although the inference ran."""
+    page = webnn_page
+    page.goto(PAGE + "&device=cpu&profile=1")
+    run = _wait_for_run(page, 0)
+    assert run["adapter"]["cpu"] is True and run["top5"][0]["label"] == "espresso", run["top5"]
+    assert page.evaluate("() => window.lastError ?? null") is None
+    note = page.inner_text("#profile")
+    assert "No GPU profile" in note and "CPU context" in note, note
+    assert page.evaluate("() => window.lastProfile") is None

@@ -50,7 +50,8 @@ export class ML {
       await checkDeviceAlive(options);
       return createContextObject(options, {ownsDevice: false, adapterInfo: options.adapterInfo, powerPreference: 'default'});
     }
-    const powerPreference = options?.powerPreference ?? 'default';
+    // WebIDL: the enum member is converted by ToString (a String object or toString() counts)
+    const powerPreference = options?.powerPreference === undefined ? 'default' : String(options.powerPreference);
     if (!['default', 'high-performance', 'low-power'].includes(powerPreference)) {
       throw new TypeError(`createContext: invalid powerPreference "${String(powerPreference)}"`);
     }
@@ -109,8 +110,11 @@ function chooseDevice(options) {
 
 function deviceOf(options) {
   if (options === null || typeof options !== 'object') return null;
-  if (options.accelerated === false || options.deviceType === 'cpu') return 'cpu';
-  if (options.deviceType === 'gpu' || options.deviceType === 'npu') return 'gpu';
+  // WebIDL: `boolean accelerated` converts by ToBoolean (0, '' and null are false); the enum
+  // deviceType by ToString
+  const deviceType = options.deviceType === undefined ? undefined : String(options.deviceType);
+  if ((options.accelerated !== undefined && !options.accelerated) || deviceType === 'cpu') return 'cpu';
+  if (deviceType === 'gpu' || deviceType === 'npu') return 'gpu';
   return null;
 }
 

@@ -30,15 +30,16 @@ import {graphSlots, isGraph} from './graph.js';
  *   runs: dispatches measured; totalMs: the sum of the steps' ms; ms: mean GPU milliseconds of
  *   the step per dispatch (0 when runs is 0); steps in execution order
  * @throws {TypeError} (rejects) `graph` is not an MLGraph, or its context has profiling off
- *   (not requested, or the adapter lacks "timestamp-query")
+ *   (not requested, the adapter lacks "timestamp-query", or it is the CPU context)
  */
 export async function readProfile(graph, {reset = false} = {}) {
   if (!isGraph(graph)) throw new TypeError('readProfile: argument is not an MLGraph');
   const {ctx, plan} = graphSlots(graph);
   if (!plan.timer) {
-    const why = ctx.profiling === false && ctx.profilingRequested
-      ? 'the adapter does not offer "timestamp-query"'
-      : 'create the context with navigator.ml.createContext({polyfill: {profiling: true}})';
+    const why = ctx.cpu ? 'the CPU context runs no GPU steps to time'
+      : ctx.profiling === false && ctx.profilingRequested
+        ? 'the adapter does not offer "timestamp-query"'
+        : 'create the context with navigator.ml.createContext({polyfill: {profiling: true}})';
     throw new TypeError(`readProfile: profiling is off for this graph's MLContext (${why})`);
   }
   const {runs, ms} = await plan.timer.read(reset);

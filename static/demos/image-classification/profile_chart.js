@@ -107,12 +107,12 @@ function barChart(document, title, rows) {
  * @param {Document} document
  * @param {MLGraph} graph built on a context with {polyfill: {profiling: true}}
  * @param {{maxLayers?: number}} [options] layers drawn (the slowest), default 30
- * @returns {Promise<object>} the profile (readProfile()'s result)
- * @throws {TypeError} (rejects) the graph's context has profiling off
+ * Where there is no profile (the CPU context, or an adapter without "timestamp-query") the
+ * section says why instead, and the classification stands.
+ * @returns {Promise<object|null>} the profile (readProfile()'s result), or null when there is none
  */
 export async function showProfile(document, graph, {maxLayers = 30} = {}) {
   const {readProfile} = await import('/polyfill/profiling.js');
-  const profile = await readProfile(graph, {reset: true});
   let section = document.getElementById('profile');
   if (!section) {
     section = document.createElement('section');
@@ -121,6 +121,15 @@ export async function showProfile(document, graph, {maxLayers = 30} = {}) {
     document.querySelector('main').append(section);
   }
   const heading = Object.assign(document.createElement('h2'), {id: 'profile-heading', textContent: 'GPU profile'});
+  let profile;
+  try {
+    profile = await readProfile(graph, {reset: true});
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    section.replaceChildren(heading, Object.assign(document.createElement('p'), {className: 'muted', textContent: `No GPU profile: ${e.message}.`}));
+    window.lastProfile = null;
+    return null;
+  }
   const summary = Object.assign(document.createElement('p'), {className: 'muted',
     textContent: `${profile.steps.length} GPU steps, ${profile.totalMs.toFixed(3)} ms of GPU time per inference ` +
       `(mean of ${profile.runs} profiled inference${profile.runs === 1 ? '' : 's'}; profiling runs one compute pass per step, ` +

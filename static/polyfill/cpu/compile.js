@@ -59,7 +59,6 @@ class CpuPlan {
     this.session = session;
     this.inputs = inputs; // WebNN name -> {onnx, dataType, dims}
     this.outputs = outputs; // WebNN name -> ONNX name
-    this.released = false;
   }
 
   /**
@@ -74,7 +73,7 @@ class CpuPlan {
     const fetches = Object.entries(outputs).map(([name, t]) => [this.outputs.get(name), t]);
     const targets = fetches.map(([, t]) => [t, t.bytes]);
     this.backend.enqueue(async () => {
-      if (this.released) return;
+      if (this.backend.destroyed) return; // a lost context fails its outstanding work
       try {
         const feed = {};
         for (const [info, bytes] of feeds) feed[info.onnx] = new ort.Tensor(info.dataType, typedView(bytes, info.dataType), info.dims);
@@ -91,9 +90,11 @@ class CpuPlan {
     });
   }
 
-  /** MLGraph.destroy(): the session is released once queued runs are done. */
+  /**
+   * MLGraph.destroy(): the session is released once queued runs are done (spec: resources are
+   * freeable once previously submitted workloads are complete; those runs still happen).
+   */
   release() {
-    this.released = true;
     this.backend.enqueue(() => this.session.release().catch(() => {}));
   }
 }

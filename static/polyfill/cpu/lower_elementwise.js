@@ -45,6 +45,40 @@ function div(node, G) {
   })];
 }
 
+/**
+ * pow: floats by Pow; integers exact and wrapping, as on WebGPU (ops/elementwise.js: a negative
+ * exponent truncates toward zero, 1 and ±1 for the bases 1 and -1, else 0). ONNX Runtime's
+ * integer Pow goes through double and saturates, so this squares and multiplies in int64
+ * (wrapping; a narrower type's result is its low bits) over the exponent's bits, as uint64 (all of
+ * them, or a constant exponent's significant ones: pow(x, 2) is 2 steps, not 32).
+ */
+function pow(node, G) {
+  const [a, b] = node.inputs;
+  const type = typeOf(a);
+  if (['float32', 'float16'].includes(type)) return binary('Pow', F)(node, G);
+  // a constant exponent needs only as many squarings as its largest value has bits
+  const known = G.constantMaxUnsigned(b);
+  const bits = known === null ? {int8: 8, uint8: 8, int32: 32, uint32: 32}[type] ?? 64 : Math.max(1, known.toString(2).length);
+  let base = G.cast(G.value(a), type, 'int64');
+  let e = G.cast(G.value(b), type, 'uint64');
+  const one = G.scalar('uint64', 1n);
+  let r = G.scalar('int64', 1n);
+  for (let k = 0; k < bits; k++) {
+    const bit = G.op('Cast', [G.op('BitwiseAnd', [e, one])], {to: 9});
+    r = G.op('Where', [bit, G.op('Mul', [r, base]), r]);
+    if (k === bits - 1) break;
+    base = G.op('Mul', [base, base]);
+    e = G.op('BitShift', [e, one], {direction: 'RIGHT'});
+  }
+  if (type.startsWith('int')) {
+    const x = G.cast(G.value(a), type, 'int64');
+    const unit = G.op('Or', [G.op('Equal', [x, G.scalar('int64', 1n)]), G.op('Equal', [x, G.scalar('int64', -1n)])]);
+    const negative = G.op('Less', [G.cast(G.value(b), type, 'int64'), G.scalar('int64', 0n)]);
+    r = G.op('Where', [G.op('And', [negative, G.op('Not', [unit])]), G.scalar('int64', 0n), r]);
+  }
+  return [G.cast(r, 'int64', type)];
+}
+
 /** Comparisons: ONNX gives bool, WebNN uint8. */
 function compare(onnx, native) {
   return (node, G) => {
@@ -115,6 +149,18 @@ const hardSwish = inDouble((G, x) =>
  * about 1e-7: it computes through tanh).
  */
 const sigmoid = inDouble((G, x) => G.op('Div', [d(G, 1), G.op('Add', [d(G, 1), G.op('Exp', [G.op('Neg', [x])])])]));
+
+/**
+ * elu: x for x >= 0, alpha * (exp(x) - 1) below, in float64 with exp(x) - 1 by its Taylor series
+ * x (1 + x (1/2 + x / 6)) for |x| < 1e-5 (ORT's float32 Elu cancels: 0 for -2.7e-8, thousands
+ * of ULP off up to |x| = 0.015).
+ */
+const elu = inDouble((G, x, {alpha}) => {
+  const taylor = G.op('Mul', [x, G.op('Add', [d(G, 1), G.op('Mul', [x, G.op('Add', [d(G, 0.5), G.op('Div', [x, d(G, 6)])])])])]);
+  const small = G.op('Less', [G.op('Abs', [x]), d(G, 1e-5)]);
+  const expm1 = G.op('Where', [small, taylor, G.op('Sub', [G.op('Exp', [x]), d(G, 1)])]);
+  return G.op('Where', [G.op('Less', [x, d(G, 0)]), G.op('Mul', [expm1, d(G, alpha)]), x]);
+});
 
 /** Numerical Recipes' erfcc: erfc(z) * exp(z * z) = t * exp(poly(t)), t = 1 / (1 + z / 2), z >= 0. */
 const ERFCC = [-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
@@ -242,7 +288,7 @@ export const ELEMENTWISE_LOWERINGS = {
   div,
   max: binary('Max', MINMAX),
   min: binary('Min', MINMAX),
-  pow: binary('Pow', FI),
+  pow,
   equal: compare('Equal', FI),
   notEqual: (node, G) => [G.cast(G.op('Not', [G.cast(compare('Equal', FI)(node, G)[0], 'uint8', 'bool')]), 'bool', 'uint8')],
   greater: compare('Greater', FIU),
@@ -276,7 +322,7 @@ export const ELEMENTWISE_LOWERINGS = {
   softplus: unary('Softplus', F),
   softsign: unary('Softsign', F),
   gelu,
-  elu: unary('Elu', F, (a) => ({alpha: f(a.alpha)})),
+  elu,
   leakyRelu: unary('LeakyRelu', F, (a) => ({alpha: f(a.alpha)})),
   hardSigmoid,
   hardSwish,

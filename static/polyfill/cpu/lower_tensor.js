@@ -187,8 +187,9 @@ function reduce(node, G) {
   return [G.carried(typeOf(x), [G.value(x)], native, ([v], type) => {
     if (axes.length === 0) return empty === 'SumSquare' ? G.op('Mul', [v, v]) : G.op(empty, [v]);
     let r = G.op(onnx, [v, G.i64(axes)], {keepdims: 1});
-    // ORT's ReduceMax/Min skip NaN; the spec's max/min propagate it
-    if (minMax && FLOATS.includes(typeOf(x))) r = G.op('Where', [anyNaN(G, v, axes), G.scalar(type, NaN), r]);
+    // ORT's ReduceMax/Min skip NaN, and its ReduceLogSumExp loses it next to +Infinity; the
+    // spec's max/min and exp/sum/log propagate it
+    if ((minMax || onnx === 'ReduceLogSumExp') && FLOATS.includes(typeOf(x))) r = G.op('Where', [anyNaN(G, v, axes), G.scalar(type, NaN), r]);
     return reshape(G, r, out);
   })];
 }

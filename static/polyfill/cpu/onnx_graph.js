@@ -110,6 +110,26 @@ export class OnnxGraph {
     return name;
   }
 
+  /**
+   * The largest element of an integer constant operand read as unsigned (its two's complement
+   * bits), or null when the operand is not a constant.
+   * @param {MLOperand} operand
+   * @returns {bigint|null}
+   */
+  constantMaxUnsigned(operand) {
+    const s = slots(operand);
+    if (s.kind !== 'constant') return null;
+    const T = TYPED[s.dataType];
+    const copy = (s.tensor ? tensorSlots(s.tensor).bytes : s.bytes).slice();
+    const width = T.BYTES_PER_ELEMENT * 8;
+    let max = 0n;
+    for (const v of new T(copy.buffer)) {
+      const u = BigInt.asUintN(width, BigInt(v));
+      if (u > max) max = u;
+    }
+    return max;
+  }
+
   /** Binds a node output operand to an ONNX value name. */
   bind(operand, name) {
     this.names.set(slots(operand), name);

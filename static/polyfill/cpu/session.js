@@ -21,6 +21,20 @@ export function defaultOrtBase() {
 }
 
 /**
+ * The folder URL `base` names, absolute and ending in '/': a relative URL resolves against the
+ * page (as the page's own URLs do, not against this module), and a folder given without its
+ * trailing slash still names that folder.
+ * @param {string} base
+ * @returns {string}
+ * @throws TypeError when `base` is not a URL
+ */
+export function folderUrl(base) {
+  const url = new URL(String(base), globalThis.location?.href ?? import.meta.url);
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url.href;
+}
+
+/**
  * Threads ORT may use: several only in a cross-origin isolated page (SharedArrayBuffer), at
  * most 4 (Chromium's TFLite CPU backend uses min(4, (cores + 1) / 2)), else 1.
  * @returns {number}
@@ -33,17 +47,19 @@ export function defaultThreads() {
 /**
  * Imports ORT's wasm build from `base` and configures it (first import only: ORT reads `env`
  * when it first initialises).
- * @param {string} base folder URL holding ort.wasm.min.mjs, ort-wasm-simd-threaded.mjs and .wasm
+ * @param {string} folder folder URL holding ort.wasm.min.mjs, ort-wasm-simd-threaded.mjs and .wasm
+ *   (see folderUrl: relative to the page, trailing slash optional)
  * @param {number} threads env.wasm.numThreads
  * @returns {Promise<object>} the ORT module namespace
  * @throws (rejects) NotSupportedError when the files cannot be loaded
  */
-export async function loadOrt(base, threads) {
-  let ort;
+export async function loadOrt(folder, threads) {
+  let ort, base;
   try {
+    base = folderUrl(folder);
     ort = await import(`${base}ort.wasm.min.mjs?webnn-polyfill-cpu`);
   } catch (e) {
-    throw domError('NotSupportedError', `the CPU context needs onnxruntime-web ${ORT_VERSION} at ${base} (make setup copies it there): ${e?.message ?? e}`, 'createContext');
+    throw domError('NotSupportedError', `the CPU context needs onnxruntime-web ${ORT_VERSION} at ${base ?? folder} (make setup copies it there): ${e?.message ?? e}`, 'createContext');
   }
   if (!ort.env.wasm.webnnPolyfillConfigured) {
     ort.env.wasm.wasmPaths = base;
