@@ -146,7 +146,7 @@ def test_op_support_limits_tell_the_truth(webnn_page, server_url):
       return out;
     }""")
     assert r["same"] and r["ops"] >= 95
-    assert r["max"][0] == 2 ** 31 - 1 and r["max"][1] > 0
+    assert r["max"][0] == 2 ** 28 - 1 and r["max"][1] > 0
     assert "mutated" not in r["again"]
     assert {"int64", "uint64", "float32"} <= set(r["arg"]) and r["layout"] == "nchw"
 

@@ -16,8 +16,16 @@ import {createCpuContextObject} from '../context.js';
 import {compileCpuGraph, cpuSupportLimits} from './compile.js';
 import {createSession, defaultOrtBase, defaultThreads, loadOrt} from './session.js';
 
-/** The largest tensor: ORT's wasm heap is 32-bit (4 GiB), so 2 GiB leaves room for a copy. */
-const MAX_TENSOR_BYTES = 2 ** 31 - 1;
+/**
+ * opSupportLimits().maxTensorByteLength here: the largest tensor that works for every data type.
+ * ORT's wasm heap is 32-bit (4 GiB, shared by every tensor of every session on the page), and the
+ * lowering computes int8/uint8 in int32 and float16 in float32, so an L-byte int8 tensor takes 4L
+ * inside ORT besides its own input and output copies: a 600 MB int8 relu already ran out of heap
+ * (std::bad_alloc), and an ORT instance that ran out stays broken for the page. 256 MiB keeps the
+ * widest case (1 GiB widened plus the copies) within the heap. One byte less, as on WebGPU
+ * (gpu/device_limits.js) and as Chromium reports INT32_MAX, so the limit is 8k - 1.
+ */
+const MAX_TENSOR_BYTES = 2 ** 28 - 1;
 
 /** Resolves or rejects one queued readTensor with the tensor's bytes (`source`). */
 function settleRead(t, settle, source, outputData, isDetached) {
