@@ -486,3 +486,43 @@ def test_ort_base_url_is_a_folder_relative_to_the_page(webnn_page, server_url):
       return out;
     }""")
     assert list(r.values()) == [[0, 0.5, 3]] * 3, r
+
+
+_CAST_VALUES = [np.nan, np.inf, -np.inf, 300.7, -300.7, 127.9, -128.9, 255.5, -0.75, 0.99, 2.0 ** 31,
+                -(2.0 ** 31) - 4096, 3e9, 4294967296.0, 2.0 ** 62, 2.0 ** 63, -(2.0 ** 63), 2.0 ** 64, 1e30, -1e30]
+
+
+@pytest.mark.parametrize("source", ["float32", "float16"])
+def test_float_to_integer_cast_saturates_as_on_webgpu(webnn_page, server_url, source):
+    """cast (spec §cast: out-of-range float -> integer is implementation-defined): NaN -> 0,
+    truncation toward zero in range, saturation past it, on the CPU context as on WebGPU
+    (ops/cast.js; the README's decision). ORT's Cast wraps instead (300.7 -> int8 44)."""
+    with np.errstate(over="ignore"):  # 1e30 and 2^64 are past float16: +-Inf there
+        x = np.array(_CAST_VALUES, dtype=source)
+    targets = {"int8": "i1", "uint8": "u1", "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8"}
+    r = _eval(webnn_page, server_url, """async ([src, n, data, targets]) => {
+      const bytes = Uint8Array.from(atob(data), (ch) => ch.charCodeAt(0));
+      const out = {};
+      for (const device of ['cpu', 'gpu']) {
+        const c = await navigator.ml.createContext({deviceType: device});
+        const b = new MLGraphBuilder(c);
+        const x = b.input('x', {dataType: src, shape: [n]});
+        const g = await b.build(Object.fromEntries(targets.map((t) => [t, b.cast(x, t)])));
+        const xt = await c.createTensor({dataType: src, shape: [n], writable: true});
+        const ys = Object.fromEntries(await Promise.all(targets.map(async (t) => [t, await c.createTensor({dataType: t, shape: [n], readable: true})])));
+        c.writeTensor(xt, bytes);
+        c.dispatch(g, {x: xt}, ys);
+        out[device] = {};
+        for (const t of targets) out[device][t] = btoa(String.fromCharCode(...new Uint8Array(await c.readTensor(ys[t]))));
+        c.destroy();
+      }
+      return out;
+    }""", [source, len(x), base64.b64encode(x.tobytes()).decode(), list(targets)])
+    wide = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0, posinf=np.inf, neginf=-np.inf)
+    for name, code in targets.items():
+        dt = np.dtype(code)
+        info = np.iinfo(dt)
+        want = np.array([info.max if v >= float(info.max) else info.min if v <= float(info.min) else int(v) for v in wide], dtype=dt)
+        for device in ("cpu", "gpu"):
+            got = np.frombuffer(base64.b64decode(r[device][name]), dtype=dt)
+            assert np.array_equal(got, want), (device, name, list(zip(x.tolist(), got.tolist(), want.tolist())))

@@ -215,9 +215,33 @@ function prelu(node, G) {
   })];
 }
 
+/** Exact float64 bounds of each integer type's saturation, and the value above the last bound. */
+const SATURATE = {
+  int8: [-128, 127], uint8: [0, 255], int32: [-2147483648, 2147483647], uint32: [0, 4294967295],
+  // 64-bit: the largest double below 2^63 (2^64) is 1024 (2048) less; inputs at or past 2^63 (2^64)
+  // give the type's maximum through a Where
+  int64: [-(2 ** 63), 2 ** 63 - 1024, 2 ** 63, 2n ** 63n - 1n], uint64: [0, 2 ** 64 - 2048, 2 ** 64, 2n ** 64n - 1n],
+};
+
+/**
+ * cast: ONNX Cast, except float -> integer, which the spec leaves implementation-defined out of
+ * range and ORT's Cast wraps (300 -> int8 44): as the WebGPU context does (ops/cast.js), NaN -> 0
+ * and values past the target's range saturate; in range, truncation toward zero (Cast's own).
+ */
 function cast(node, G) {
   const x = node.inputs[0];
-  return [G.cast(G.value(x), typeOf(x), node.attrs.dataType)];
+  const from = typeOf(x);
+  const to = node.attrs.dataType;
+  if (!(from === 'float32' || from === 'float16') || !SATURATE[to]) return [G.cast(G.value(x), from, to)];
+  const [lo, hi, over, max] = SATURATE[to];
+  const x64 = G.op('Cast', [G.cast(G.value(x), from, 'float32')], {to: 11});
+  const finite = G.op('Where', [G.op('IsNaN', [x64]), d(G, 0), x64]);
+  const y = G.cast(G.op('Clip', [finite, d(G, lo), d(G, hi)]), 'float64', to);
+  if (over === undefined) return [y];
+  // ORT's Where has no uint64 kernel: select the int64 bit patterns (the maximum's is -1), cast back
+  const past = G.op('GreaterOrEqual', [finite, d(G, over)]);
+  const bits = to === 'uint64' ? -1n : max;
+  return [G.cast(G.op('Where', [past, G.scalar('int64', bits), G.cast(y, to, 'int64')]), 'int64', to)];
 }
 
 function where(node, G) {
