@@ -97,7 +97,8 @@ def _case_steps(page, server_url, cases):
 def test_fused_cases_compile_to_one_step_each(webnn_page, server_url):
     """Every fused pattern of the conformance family is one step listing all its operators in
     order; a float16 graph adds only its boundary steps (inputs unpacked, the output packed)."""
-    cases = [c for c in fusion_cases.graph_cases() if "/unfused/" not in c["name"] and c["dataType"] == "float32"]
+    cases = [c for c in fusion_cases.graph_cases()
+             if "/unfused/" not in c["name"] and "/views/" not in c["name"] and c["dataType"] == "float32"]
     steps = _case_steps(webnn_page, server_url, cases)
     for c in cases:
         assert steps[c["name"]] == [[op["op"] for op in c["graph"]["operators"]]], (c["name"], steps[c["name"]])
@@ -111,6 +112,38 @@ def test_no_fusion_through_a_shared_or_output_intermediate(webnn_page, server_ur
     steps = _case_steps(webnn_page, server_url, list(cases.values()))
     assert steps[cases["intermediate-read-twice"]["name"]] == [["conv2d"], ["relu", "add"]]
     assert steps[cases["intermediate-is-output"]["name"]] == [["conv2d"], ["clamp"]]
+
+
+def _view_cases(data_type="float32"):
+    return {c["name"].split("/")[-1]: c for c in fusion_cases.graph_cases()
+            if "/views/" in c["name"] and c["dataType"] == data_type}
+
+
+def test_views_fold_into_the_matrix_steps(webnn_page, server_url):
+    """Transposes and reshapes read (or, after a matmul, written) by a matrix kernel through
+    strides take no step of their own; the folded operators are listed in the kernel's step. A
+    transpose with a non-matrix consumer, and a reshape merging non-contiguous dimensions, are
+    one strided copy each."""
+    cases = _view_cases()
+    steps = _case_steps(webnn_page, server_url, list(cases.values()))
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["attention-scores"] == [["matmul", "div", "transpose", "transpose"]], got
+    assert got["attention-context-merge-dense"] == [["matmul", "transpose", "transpose"], ["matmul"]], got
+    assert got["transpose-matmul-and-relu"] == [["matmul", "transpose"], ["transpose"], ["relu"]], got
+    assert got["reshape-needs-copy"] == [["transpose"], ["matmul"]], got
+    assert got["gemm-transposed-views"] == [["gemm", "transpose", "transpose"]], got
+
+
+@pytest.mark.parametrize("kernel", ["tiled", "tiled128", "gemv", "tiled-split"])
+def test_view_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
+    """The view cases (NaN/±Inf in the strided operand, float32 and float16) against float64
+    NumPy with each matrix kernel forced (the adapter's own pick runs them in test_conformance):
+    strided A and B loads, the transposed store, vec4 loads refused for strided operands."""
+    overrides = {"matmul": kernel} if kernel != "tiled-split" else {"matmul": "tiled", "splitK": 2}
+    cases = list(_view_cases().values()) + list(_view_cases("float16").values())
+    if kernel != "tiled":
+        cases = [c for c in cases if "attention" in c["name"]]
+    assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
 
 # The fusion family's values with the kernels the adapter picks (NaN/±Inf in the fused operands,

@@ -1,6 +1,7 @@
 /**
  * build(): graph -> fixed plan. Fuses element-wise chains into their producers (compile/fusion.js),
- * lowers the reachable nodes into steps, assigns pooled buffers to
+ * folds transposes into the matrix kernels' addressing (compile/views.js), lowers the reachable
+ * nodes into steps, assigns pooled buffers to
  * temporaries by lifetime (a buffer is reused once the last step reading its value has been
  * encoded), uploads constants once, creates every pipeline and the static bind groups ahead, and
  * packs all uniforms into one buffer. dispatch() only creates bind groups for the steps touching
@@ -14,6 +15,7 @@ import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
 import {Lowering} from './lowering.js';
 import {planFusion} from './fusion.js';
+import {planStoreViews} from './views.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -46,7 +48,11 @@ export async function compileGraph(context, entries) {
   const nodes = reachableNodes(entries.map(([, o]) => o));
   const fusion = planFusion(nodes, entries.map(([, o]) => o));
   L.tails = fusion.tails;
+  // a matmul storing into its transpose's layout: the transpose has no step of its own
+  L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
+  const stored = new Set(L.storeViews.values());
   for (const node of nodes) {
+    if (stored.has(node)) continue;
     // a fused group is lowered at its last stage, once every stage's other operand exists
     const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
     if (!producer) continue;

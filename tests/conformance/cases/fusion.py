@@ -14,6 +14,13 @@ chain value second; convTranspose2d -> elu; gemm -> add -> tanh; matmul (batched
 element-wise chains (add -> relu, mul -> add, the encoder's GELU div -> erf -> add -> mul -> mul,
 linear -> hardSigmoid -> softplus -> softsign); and unfused: the intermediate read twice, the
 intermediate a graph output.
+
+Views (``fusion/<type>/views/...``, compile/views.js): transposes and reshapes that the matrix
+kernels read through strides instead of a copy: the attention pattern Q K^T of a BERT encoder
+(reshape -> transpose on both operands), the context product stored straight into its
+transposed layout and merged back by a reshape, a transpose that is both a matmul operand and
+an element-wise input (copied once for the latter), a reshape that merges non-contiguous
+dimensions (copied), gemm of a transposed view with aTranspose / bTranspose.
 """
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ from tests.conformance.family_helpers import describe
 from tests.conformance.encode import graph_case
 from tests.reference.conv import convTranspose2d
 from tests.reference.elementwise import TOLERANCE, binary, unary
-from tests.reference.ops import conv2d, gemm, matmul
+from tests.reference.ops import conv2d, gemm, matmul, reshape, softmax, transpose
 
 SEED = 20261202
 NP = {"float32": np.float32, "float16": np.float16}
@@ -65,6 +72,12 @@ def _producer(op, args, options, data_type):
         return gemm(args[0], args[1], options, data_type)
     if op == "matmul":
         return matmul(args[0], args[1])
+    if op == "transpose":
+        return transpose(args[0], options)
+    if op == "reshape":
+        return reshape(args[0], args[1])
+    if op == "softmax":
+        return softmax(args[0], args[1])
     return _stage(op, args, options, data_type)
 
 
@@ -250,10 +263,59 @@ def _unfused_cases(rng, data_type):
     ]
 
 
+def _view_cases(rng, data_type):
+    """Transposes / reshapes read or written by the matrix kernels through strides (exact data:
+    dyadic products, the ULP bound is the product's)."""
+    seq, heads, dim = 6, 2, 4
+    hid = heads * dim
+    q = specials(dyadic(rng, (1, seq, hid)) * 2)
+    arrays = {"q": q, "k": dyadic(rng, (1, seq, hid)), "p": dyadic(rng, (1, heads, seq, seq), 4),
+              "v": dyadic(rng, (1, seq, hid)), "w": dyadic(rng, (hid, 5), 16), "two": np.array([2.0])}
+    split = [1, seq, heads, dim]
+    cases = [chain_case("views/attention-scores", data_type, arrays, ["q", "k"], [
+        _op("reshape", ["q", split], "qh"),
+        _op("transpose", ["qh"], "qt", permutation=[0, 2, 1, 3]),
+        _op("reshape", ["k", split], "kh"),
+        _op("transpose", ["kh"], "kt", permutation=[0, 2, 3, 1]),
+        _op("matmul", ["qt", "kt"], "s"),
+        _op("div", ["s", "two"], "y"),
+    ], ["y"], "ULP", _ulp(data_type, "div", base=2 * dim + 2))]
+    cases.append(chain_case("views/attention-context-merge-dense", data_type, arrays, ["p", "v"], [
+        _op("reshape", ["v", split], "vh"),
+        _op("transpose", ["vh"], "vt", permutation=[0, 2, 1, 3]),
+        _op("matmul", ["p", "vt"], "c"),
+        _op("transpose", ["c"], "ct", permutation=[0, 2, 1, 3]),
+        _op("reshape", ["ct", [1, seq, hid]], "cm"),
+        _op("matmul", ["cm", "w"], "y"),
+    ], ["y"], "ULP", 4 * (seq + hid) + 4))
+    x = specials(dyadic(rng, (5, 7)) * 2)
+    arrays = {"x": x, "b": dyadic(rng, (5, 3), 16)}
+    cases.append(chain_case("views/transpose-matmul-and-relu", data_type, arrays, ["x"], [
+        _op("transpose", ["x"], "xt"),
+        _op("matmul", ["xt", "b"], "m"),
+        _op("relu", ["xt"], "r"),
+    ], ["m", "r"], "ULP", 12))
+    arrays = {"x": dyadic(rng, (2, 3, 4)), "w": specials(dyadic(rng, (8, 5), 16))}
+    cases.append(chain_case("views/reshape-needs-copy", data_type, arrays, ["x"], [
+        _op("transpose", ["x"], "xt", permutation=[1, 0, 2]),
+        _op("reshape", ["xt", [3, 8]], "xr"),
+        _op("matmul", ["xr", "w"], "y"),
+    ], ["y"], "ULP", 18))
+    arrays = {"a": dyadic(rng, (9, 6)), "b": dyadic(rng, (6, 7), 16), "c": specials(dyadic(rng, (9, 7)))}
+    cases.append(chain_case("views/gemm-transposed-views", data_type, arrays, ["a", "b"], [
+        _op("transpose", ["a"], "at"),
+        _op("transpose", ["b"], "bt"),
+        _op("gemm", ["at", "bt"], "y", c="c", aTranspose=True, bTranspose=True),
+    ], ["y"], "ULP", 14))
+    return cases
+
+
 def graph_cases() -> list[dict]:
     rng = np.random.default_rng(SEED)
+    views = np.random.default_rng([SEED, 1])  # its own stream: the older cases keep their data
     cases = []
     for data_type in ("float32", "float16"):
         cases += _conv_cases(rng, data_type) + _matrix_cases(rng, data_type)
         cases += _elementwise_cases(rng, data_type) + _unfused_cases(rng, data_type)
+        cases += _view_cases(views, data_type)
     return cases
