@@ -105,12 +105,12 @@ def test_fused_cases_compile_to_one_step_each(webnn_page, server_url):
 
 
 def test_no_fusion_through_a_shared_or_output_intermediate(webnn_page, server_url):
-    """An intermediate read twice, or itself a graph output, keeps its own step and buffer:
-    conv2d stands alone; only the relu -> add that reads it is one step."""
+    """An intermediate read by two branches that do not rejoin, or itself a graph output, keeps
+    its own step and buffer: conv2d stands alone; only the relu -> add that reads it is one step."""
     cases = {c["name"].split("/")[-1]: c for c in fusion_cases.graph_cases()
              if "/unfused/" in c["name"] and c["dataType"] == "float32"}
     steps = _case_steps(webnn_page, server_url, list(cases.values()))
-    assert steps[cases["intermediate-read-twice"]["name"]] == [["conv2d"], ["relu", "add"]]
+    assert steps[cases["intermediate-read-twice"]["name"]] == [["conv2d"], ["sigmoid"], ["relu", "add"]]
     assert steps[cases["intermediate-is-output"]["name"]] == [["conv2d"], ["clamp"]]
 
 
