@@ -47,10 +47,14 @@ def _model_steps(page, server_url, name):
     return page.evaluate(_MODEL_STEPS_JS, name)
 
 
-@pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", None)])
+@pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", 18)])
 def test_model_step_counts(webnn_page, server_url, name, limit):
     """EfficientNet-Lite0 compiles to at most 52 GPU steps and our MobileNetV2 to at most 56
-    (94 and 100 unfused): every conv2d's clamp and residual add ride in its step. Every
+    (94 and 100 unfused): every conv2d's clamp and residual add ride in its step. The 2-layer
+    BERT-style encoder compiles to 18 (66 operators; 32 before views, diamond chains and fused
+    attention): per layer the Q, K and V projections, one attention step (its transposes read and
+    written through strides), the output projection + residual, layer norm, FFN in + GELU,
+    FFN out + residual, layer norm (on a CPU adapter, which splits no product along K). Every
     operator of the manifest but reshape is still named by some step."""
     if name == "efficientnet-lite0":
         convert.convert()
@@ -97,8 +101,8 @@ def _case_steps(page, server_url, cases):
 def test_fused_cases_compile_to_one_step_each(webnn_page, server_url):
     """Every fused pattern of the conformance family is one step listing all its operators in
     order; a float16 graph adds only its boundary steps (inputs unpacked, the output packed)."""
-    cases = [c for c in fusion_cases.graph_cases()
-             if "/unfused/" not in c["name"] and "/views/" not in c["name"] and c["dataType"] == "float32"]
+    cases = [c for c in fusion_cases.graph_cases() if "/unfused/" not in c["name"] and "/views/" not in c["name"]
+             and "/attention/" not in c["name"] and c["dataType"] == "float32"]
     steps = _case_steps(webnn_page, server_url, cases)
     for c in cases:
         assert steps[c["name"]] == [[op["op"] for op in c["graph"]["operators"]]], (c["name"], steps[c["name"]])
@@ -132,6 +136,21 @@ def test_views_fold_into_the_matrix_steps(webnn_page, server_url):
     assert got["transpose-matmul-and-relu"] == [["matmul", "transpose"], ["transpose"], ["relu"]], got
     assert got["reshape-needs-copy"] == [["transpose"], ["matmul"]], got
     assert got["gemm-transposed-views"] == [["gemm", "transpose", "transpose"]], got
+
+
+def test_attention_is_one_step(webnn_page, server_url):
+    """matmul -> scale [-> mask] -> softmax -> matmul is one step listing all its operators (the
+    views around it included); with the softmax also a graph output it stays three."""
+    cases = {c["name"].split("/attention/")[-1]: c for c in fusion_cases.graph_cases()
+             if "/attention/" in c["name"] and c["dataType"] == "float32"}
+    steps = _case_steps(webnn_page, server_url, list(cases.values()))
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["div-mask-softmax"] == [["matmul", "div", "add", "softmax", "matmul"]], got
+    assert got["bert-views"] == [["matmul", "div", "softmax", "matmul", "transpose",
+                                  "transpose", "transpose", "transpose"]], got
+    assert got["mul-broadcast-v"] == [["matmul", "mul", "softmax", "matmul"]], got
+    assert got["long-rows"] == [["matmul", "softmax", "matmul"]], got
+    assert got["unfused/softmax-is-output"] == [["matmul"], ["softmax"], ["matmul"]], got
 
 
 @pytest.mark.parametrize("kernel", ["tiled", "tiled128", "gemv", "tiled-split"])

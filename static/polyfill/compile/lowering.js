@@ -18,6 +18,7 @@
  *                               kernels that address strided data read deferred transposes so
  *   L.defer(operand, view)      make `operand` a deferred View (materialized by L.value on demand)
  *   L.storeView(node)           the transpose a matmul stores for (compile/views.js planStoreViews)
+ *   L.attention.get(node)       {scores, softmax} when matmul `node` ends a fused attention
  *
  * Each step records `operators`: the builder operators ({type, label}) it was made for, taken
  * from `L.origin`, which the compiler sets while lowering each node (and for output copies and
@@ -50,6 +51,8 @@ export class Lowering {
     this.deferred = new Map();
     /** @type {Map<object, object>} matmul node -> the transpose node it stores for (set by the compiler) */
     this.storeViews = new Map();
+    /** @type {Map<object, object>} second matmul -> {scores, softmax} of a fused attention (compile/attention.js) */
+    this.attention = new Map();
   }
 
   /** The transpose node whose layout `node` (a matmul) stores its output in, or undefined. */

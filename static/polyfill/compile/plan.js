@@ -16,6 +16,7 @@ import {OPERATORS} from '../ops/index.js';
 import {Lowering} from './lowering.js';
 import {planFusion} from './fusion.js';
 import {planStoreViews} from './views.js';
+import {planAttention} from './attention.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -50,12 +51,14 @@ export async function compileGraph(context, entries) {
   L.tails = fusion.tails;
   // a matmul storing into its transpose's layout: the transpose has no step of its own
   L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
-  const stored = new Set(L.storeViews.values());
+  // matmul -> (scale, mask) -> softmax -> matmul: one step at the second matmul (compile/attention.js)
+  L.attention = planAttention(nodes, entries.map(([, o]) => o), fusion);
+  const skipped = new Set(L.storeViews.values());
+  for (const {scores, softmax} of L.attention.values()) skipped.add(scores).add(softmax);
   for (const node of nodes) {
-    if (stored.has(node)) continue;
     // a fused group is lowered at its last stage, once every stage's other operand exists
     const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
-    if (!producer) continue;
+    if (!producer || skipped.has(producer)) continue;
     L.origin = [producer.origin, ...L.fusedStages(producer).map((st) => st.node.origin)];
     OPERATORS[producer.op].lower(producer, L);
   }

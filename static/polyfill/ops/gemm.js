@@ -12,6 +12,7 @@ import {matmulStep} from './matmul_kernels.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
 import {batchStridesOf, storeStrides} from '../compile/views.js';
+import {attentionStep} from './attention.js';
 
 /**
  * Spec gemm(a, b, options): alpha * A' x B' + beta * C. MLGemmOptions {c, alpha = 1, beta = 1,
@@ -74,11 +75,20 @@ function lowerMatmul(node, L) {
   const [M, N] = shape.slice(rank - 2);
   const K = a.shape[a.shape.length - 1];
   const batchShape = shape.slice(0, rank - 2);
+  const transpose = L.storeView(node);
+  const store = transpose ? storeStrides(shape, transpose.attrs.permutation) : {};
+  const attention = L.attention.get(node);
+  if (attention) {
+    // softmax(stages(matmul(Q, Kt))) x V as one step (ops/attention.js)
+    const {scores, softmax} = attention;
+    L.origin = [scores.origin, ...L.fusedStages(scores).map((st) => st.node.origin), softmax.origin, ...L.origin,
+      ...(transpose ? [transpose.origin] : [])];
+    attentionStep(L, {scores, softmax, context: node}, {y: L.result(transpose ?? node), ...store});
+    return;
+  }
   const va = L.view(a);
   const vb = L.view(b);
   const matrix = (v) => v.strides.slice(v.strides.length - 2);
-  const transpose = L.storeView(node);
-  const store = transpose ? storeStrides(shape, transpose.attrs.permutation) : {};
   L.origin = [...L.origin, ...va.origins, ...vb.origins, ...(transpose ? [transpose.origin] : [])];
   matmulStep(L, {
     node,

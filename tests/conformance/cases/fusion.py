@@ -17,6 +17,12 @@ linear -> hardSigmoid -> softplus -> softsign); chains whose value is read again
 value again; conv2d -> relu -> add(conv, relu); gemm -> mul(g, g)); and unfused: the intermediate
 read by two branches that do not rejoin, the intermediate a graph output.
 
+Attention (``attention/``, compile/attention.js + ops/attention.js): matmul -> scale (div or mul)
+[-> add mask] -> softmax over the last axis -> matmul as one step: with a mask holding -Inf
+entries, a row of only -Inf, +Inf and NaN (those rows are NaN, as softmax defines them), the
+BERT encoder's reshape/transpose views around it, broadcast batches of V, rows of 300 keys (several
+passes of the workgroup), and the softmax also a graph output (not fused).
+
 Views (``fusion/<type>/views/...``, compile/views.js): transposes and reshapes that the matrix
 kernels read through strides instead of a copy: the attention pattern Q K^T of a BERT encoder
 (reshape -> transpose on both operands), the context product stored straight into its
@@ -342,6 +348,66 @@ def _diamond_cases(rng, data_type):
     return cases
 
 
+def _attention_cases(rng, data_type):
+    """Fused attention against the operator-by-operator float64 reference (ATOL: probabilities
+    <= 1 times values <= 1, summed in f32; float16 rounds every intermediate as the operators do)."""
+    atol = 2 ** -16 if data_type == "float32" else 2 ** -8
+    mask = np.zeros((1, 1, 5, 7))
+    mask[0, 0, 0, [1, 4]] = -np.inf
+    mask[0, 0, 1, :] = -np.inf
+    mask[0, 0, 2, 3] = np.inf
+    mask[0, 0, 3, 6] = np.nan
+    arrays = {"q": rng.uniform(-1, 1, (1, 2, 5, 4)), "k": rng.uniform(-1, 1, (1, 2, 4, 7)),
+              "v": dyadic(rng, (1, 2, 7, 3)), "two": np.array([2.0]), "mask": mask}
+    cases = [chain_case("attention/div-mask-softmax", data_type, arrays, ["q", "k", "v", "mask"], [
+        _op("matmul", ["q", "k"], "s"),
+        _op("div", ["s", "two"], "d"),
+        _op("add", ["d", "mask"], "a"),
+        _op("softmax", ["a", 3], "p"),
+        _op("matmul", ["p", "v"], "y"),
+    ], ["y"], "ATOL", atol)]
+    seq, heads, dim = 6, 2, 4
+    split = [1, seq, heads, dim]
+    arrays = {n: rng.uniform(-1, 1, (1, seq, heads * dim)) for n in ("q", "k", "v")}
+    arrays["sqrt"] = np.array([2.0])
+    cases.append(chain_case("attention/bert-views", data_type, arrays, ["q", "k", "v"], [
+        _op("reshape", ["q", split], "qh"),
+        _op("transpose", ["qh"], "qt", permutation=[0, 2, 1, 3]),
+        _op("reshape", ["k", split], "kh"),
+        _op("transpose", ["kh"], "kt", permutation=[0, 2, 3, 1]),
+        _op("reshape", ["v", split], "vh"),
+        _op("transpose", ["vh"], "vt", permutation=[0, 2, 1, 3]),
+        _op("matmul", ["qt", "kt"], "s"),
+        _op("div", ["s", "sqrt"], "d"),
+        _op("softmax", ["d", 3], "p"),
+        _op("matmul", ["p", "vt"], "c"),
+        _op("transpose", ["c"], "ct", permutation=[0, 2, 1, 3]),
+        _op("reshape", ["ct", [1, seq, heads * dim]], "y"),
+    ], ["y"], "ATOL", atol))
+    arrays = {"q": rng.uniform(-1, 1, (2, 3, 4, 5)), "k": rng.uniform(-1, 1, (2, 3, 5, 6)),
+              "v": dyadic(rng, (3, 6, 4)), "half": np.array([0.5])}
+    cases.append(chain_case("attention/mul-broadcast-v", data_type, arrays, ["q", "k"], [
+        _op("matmul", ["q", "k"], "s"),
+        _op("mul", ["s", "half"], "d"),
+        _op("softmax", ["d", 3], "p"),
+        _op("matmul", ["p", "v"], "y"),
+    ], ["y"], "ATOL", atol))
+    arrays = {"q": rng.uniform(-1, 1, (1, 1, 9, 8)), "k": rng.uniform(-1, 1, (1, 1, 8, 300)),
+              "v": dyadic(rng, (1, 1, 300, 5))}
+    cases.append(chain_case("attention/long-rows", data_type, arrays, ["q", "k", "v"], [
+        _op("matmul", ["q", "k"], "s"),
+        _op("softmax", ["s", 3], "p"),
+        _op("matmul", ["p", "v"], "y"),
+    ], ["y"], "ATOL", atol))
+    arrays = {"q": rng.uniform(-1, 1, (1, 3, 5)), "k": rng.uniform(-1, 1, (1, 5, 4)), "v": dyadic(rng, (1, 4, 2))}
+    cases.append(chain_case("attention/unfused/softmax-is-output", data_type, arrays, ["q", "k", "v"], [
+        _op("matmul", ["q", "k"], "s"),
+        _op("softmax", ["s", 2], "p"),
+        _op("matmul", ["p", "v"], "y"),
+    ], ["p", "y"], "ATOL", atol))
+    return cases
+
+
 def graph_cases() -> list[dict]:
     rng = np.random.default_rng(SEED)
     views = np.random.default_rng([SEED, 1])  # its own stream: the older cases keep their data
@@ -350,4 +416,5 @@ def graph_cases() -> list[dict]:
         cases += _conv_cases(rng, data_type) + _matrix_cases(rng, data_type)
         cases += _elementwise_cases(rng, data_type) + _unfused_cases(rng, data_type)
         cases += _view_cases(views, data_type) + _diamond_cases(views, data_type)
+        cases += _attention_cases(views, data_type)
     return cases

@@ -1,0 +1,148 @@
+/**
+ * Fused attention: the builder graph
+ *   Y = matmul(softmax(stages(matmul(Q, Kt)), last axis), V)
+ * (stages: the element-wise chain the fusion pass folded into the first matmul: the 1/sqrt(d)
+ * scale, an additive mask, ...) as one dispatch, found by compile/attention.js. Q [..., M, D],
+ * Kt [..., D, S] and V [..., S, Dv] are read through strides (deferred transposes and reshapes of
+ * the projections, compile/views.js), Y is written through strides (straight into a following
+ * transpose's layout, as the matrix kernels do).
+ *
+ * One workgroup of 256 invocations per (batch, block of TQ query rows): the TQ x S scores go to
+ * workgroup memory, each through the first matmul's epilogue (ops/epilogue.js: the stages' own
+ * semantics and float16 rounding, `i` the score's row-major index in the scores' shape); the
+ * row's max and sum are reduced by 256 / TQ invocations each; the probabilities replace the scores
+ * (rounded to float16 for a float16 graph, as the unfused softmax stores them); then each
+ * invocation accumulates outputs over S in f32. NaN and ±Inf follow ops/softmax.js: a row whose
+ * max is NaN or ±Inf is NaN. Needs S * TQ <= SCORES floats of workgroup memory (S <= 2048);
+ * compile/attention.js leaves longer rows unfused.
+ */
+import {Shader, declareIndexer} from '../gpu/wgsl.js';
+import {F16_ROUND, storeExpr, wgslType} from '../gpu/types.js';
+import {addEpilogue} from './epilogue.js';
+import {batchStridesOf} from '../compile/views.js';
+
+/** f32 scores (and then probabilities) kept in workgroup memory per workgroup. */
+export const SCORES = 2048;
+const THREADS = 256;
+
+/** Query rows per workgroup for rows of `S` keys: a power of two, at most 16, TQ * S <= SCORES. */
+export function rowsPerGroup(S) {
+  let tq = 16;
+  while (tq > 1 && tq * S > SCORES) tq /= 2;
+  return tq * S <= SCORES ? tq : 0;
+}
+
+function attentionShader(dataType, batchRank, tq) {
+  const T = wgslType(dataType);
+  const g = THREADS / tq;
+  const shader = new Shader('attention').read('Q', T).read('K', T).read('V', T).write('Y', T);
+  for (const n of ['M', 'S', 'D', 'DV', 'batches', 'blocks', 'q_base', 'q_sm', 'q_sk', 'k_base', 'k_sk', 'k_sn',
+    'v_base', 'v_sk', 'v_sn', 'y_base', 'y_sm', 'y_sn', 'y_bs']) shader.uniform(n);
+  declareIndexer(shader, 'qb', batchRank);
+  declareIndexer(shader, 'kb', batchRank);
+  declareIndexer(shader, 'vb', batchRank);
+  shader.shared('sc', `array<f32, ${SCORES}>`).shared('red', `array<f32, ${THREADS}>`);
+  const roundP = dataType === 'float16' ? (e) => `f16_round(${e})` : (e) => e;
+  const reduce = (op) => `
+  for (var h = ${g / 2}u; h > 0u; h /= 2u) {
+    if (t < h) { red[li] = ${op}; }
+    workgroupBarrier();
+  }`;
+  const body = `
+  let batch = wg / u_blocks();
+  if (batch >= u_batches()) { return; }
+  let r0 = (wg % u_blocks()) * ${tq}u;
+  let q0 = u_q_base() + qb_offset(batch);
+  let k0 = u_k_base() + kb_offset(batch);
+  let v0 = u_v_base() + vb_offset(batch);
+  let s_n = u_S();
+  for (var e = li; e < ${tq}u * s_n; e += ${THREADS}u) {
+    let m = r0 + e / s_n;
+    let j = e % s_n;
+    var acc = 0.0;
+    if (m < u_M()) {
+      let qr = q0 + m * u_q_sm();
+      let kc = k0 + j * u_k_sn();
+      for (var d = 0u; d < u_D(); d++) { acc += f32(Q[qr + d * u_q_sk()]) * f32(K[kc + d * u_k_sk()]); }
+      acc = ${roundP('epilogue(acc, (batch * u_M() + m) * s_n + j)')};
+    }
+    sc[e] = acc;
+  }
+  workgroupBarrier();
+  let r = li / ${g}u;
+  let t = li % ${g}u;
+  let row = r * s_n;
+  var mx = -inf_f();
+  for (var j = t; j < s_n; j += ${g}u) { mx = max_nan_f(mx, sc[row + j]); }
+  red[li] = mx;
+  workgroupBarrier();${reduce('max_nan_f(red[li], red[li + h])')}
+  let rmax = red[r * ${g}u];
+  workgroupBarrier();
+  var sum = 0.0;
+  for (var j = t; j < s_n; j += ${g}u) { sum += exp_f(sc[row + j] - rmax); }
+  red[li] = sum;
+  workgroupBarrier();${reduce('red[li] + red[li + h]')}
+  let rsum = red[r * ${g}u];
+  for (var j = t; j < s_n; j += ${g}u) {
+    sc[row + j] = ${roundP('select(nan_f(), exp_f(sc[row + j] - rmax) / rsum, is_finite_f(rmax))')};
+  }
+  workgroupBarrier();
+  let y0 = u_y_base() + batch * u_y_bs();
+  for (var e = li; e < ${tq}u * u_DV(); e += ${THREADS}u) {
+    let rr = e / u_DV();
+    let n = e % u_DV();
+    let m = r0 + rr;
+    if (m < u_M()) {
+      var acc = 0.0;
+      let vc = v0 + n * u_v_sn();
+      for (var j = 0u; j < s_n; j++) { acc += sc[rr * s_n + j] * f32(V[vc + j * u_v_sk()]); }
+      Y[y0 + m * u_y_sm() + n * u_y_sn()] = ${storeExpr(dataType, 'acc')};
+    }
+  }`;
+  if (dataType === 'float16') shader.fn(F16_ROUND);
+  return {shader, body};
+}
+
+/**
+ * Appends the fused attention step (see the module docstring).
+ * @param {import('../compile/lowering.js').Lowering} L
+ * @param {{scores: object, softmax: object, context: object}} match the first matmul, the
+ *   softmax and the second matmul nodes (compile/attention.js)
+ * @param {{yStrides?: number[], yBatchStride?: number, y: object}} store where Y goes
+ */
+export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride}) {
+  const [q, kt] = scores.inputs;
+  const v = context.inputs[1];
+  const dataType = context.outputs[0].dataType;
+  const shape = scores.outputs[0].shape;
+  const rank = shape.length;
+  const [M, S] = shape.slice(rank - 2);
+  const D = q.shape[q.shape.length - 1];
+  const DV = v.shape[v.shape.length - 1];
+  const batchShape = shape.slice(0, rank - 2);
+  const batches = batchShape.reduce((a, b) => a * b, 1);
+  const vq = L.view(q);
+  const vk = L.view(kt);
+  const vv = L.view(v);
+  const tail = (x) => x.strides.slice(x.strides.length - 2);
+  const tq = rowsPerGroup(S);
+  const blocks = Math.ceil(M / tq);
+  const {shader, body} = attentionShader(dataType, batchShape.length, tq);
+  const ep = addEpilogue(shader, L, scores, {uses: body});
+  shader.main(body, {workgroupSize: THREADS, guard: false});
+  const [ysm, ysn] = yStrides ?? [DV, 1];
+  const uniforms = {
+    M, S, D, DV, batches, blocks,
+    q_base: vq.offset, q_sm: tail(vq)[0], q_sk: tail(vq)[1],
+    k_base: vk.offset, k_sk: tail(vk)[0], k_sn: tail(vk)[1],
+    v_base: vv.offset, v_sk: tail(vv)[0], v_sn: tail(vv)[1],
+    y_base: 0, y_sm: ysm, y_sn: ysn, y_bs: yBatchStride ?? M * DV,
+    qb_shape: batchShape, qb_strides: batchStridesOf(vq, batchShape),
+    kb_shape: batchShape, kb_strides: batchStridesOf(vk, batchShape),
+    vb_shape: batchShape, vb_strides: batchStridesOf(vv, batchShape),
+    ...ep.uniforms,
+  };
+  L.origin = [...L.origin, ...vq.origins, ...vk.origins, ...vv.origins];
+  L.step({shader, values: [vq.value, vk.value, vv.value, y, ...ep.values], uniforms, groups: batches * blocks,
+    label: context.label});
+}
