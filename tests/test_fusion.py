@@ -47,14 +47,15 @@ def _model_steps(page, server_url, name):
     return page.evaluate(_MODEL_STEPS_JS, name)
 
 
-@pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", 18)])
+@pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", 14)])
 def test_model_step_counts(webnn_page, server_url, name, limit):
     """EfficientNet-Lite0 compiles to at most 52 GPU steps and our MobileNetV2 to at most 56
     (94 and 100 unfused): every conv2d's clamp and residual add ride in its step. The 2-layer
-    BERT-style encoder compiles to 18 (66 operators; 32 before views, diamond chains and fused
-    attention): per layer the Q, K and V projections, one attention step (its transposes read and
-    written through strides), the output projection + residual, layer norm, FFN in + GELU,
-    FFN out + residual, layer norm (on a CPU adapter, which splits no product along K). Every
+    BERT-style encoder compiles to 14 (66 operators; 32 before views, diamond chains, fused
+    attention and sibling products): per layer one Q/K/V product, one attention step (its
+    transposes read and written through strides), the output projection + residual, layer norm,
+    FFN in + GELU, FFN out + residual, layer norm (7; on a CPU adapter, which splits no product
+    along K). Every
     operator of the manifest but reshape is still named by some step."""
     if name == "efficientnet-lite0":
         convert.convert()
@@ -102,7 +103,7 @@ def test_fused_cases_compile_to_one_step_each(webnn_page, server_url):
     """Every fused pattern of the conformance family is one step listing all its operators in
     order; a float16 graph adds only its boundary steps (inputs unpacked, the output packed)."""
     cases = [c for c in fusion_cases.graph_cases() if "/unfused/" not in c["name"] and "/views/" not in c["name"]
-             and "/attention/" not in c["name"] and c["dataType"] == "float32"]
+             and "/attention/" not in c["name"] and "/siblings/" not in c["name"] and c["dataType"] == "float32"]
     steps = _case_steps(webnn_page, server_url, cases)
     for c in cases:
         assert steps[c["name"]] == [[op["op"] for op in c["graph"]["operators"]]], (c["name"], steps[c["name"]])
@@ -153,13 +154,27 @@ def test_attention_is_one_step(webnn_page, server_url):
     assert got["unfused/softmax-is-output"] == [["matmul"], ["softmax"], ["matmul"]], got
 
 
+def test_siblings_are_one_product(webnn_page, server_url):
+    """Q, K and V projections (matmul + bias of one A) are one product whose column ranges the
+    attention step reads in place; sibling products that are graph outputs are copied out."""
+    cases = {c["name"].split("/siblings/")[-1]: c for c in fusion_cases.graph_cases()
+             if "/siblings/" in c["name"] and c["dataType"] == "float32"}
+    steps = _case_steps(webnn_page, server_url, list(cases.values()))
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["qkv-attention"] == [["matmul", "add", "matmul", "add", "matmul", "add"],
+                                    ["matmul", "div", "softmax", "matmul", "transpose"]
+                                    + ["reshape", "transpose"] * 3], got
+    assert got["outputs-no-bias"] == [["matmul", "matmul"], ["matmul"], ["matmul"]], got
+
+
 @pytest.mark.parametrize("kernel", ["tiled", "tiled128", "gemv", "tiled-split"])
 def test_view_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
-    """The view cases (NaN/±Inf in the strided operand, float32 and float16) against float64
-    NumPy with each matrix kernel forced (the adapter's own pick runs them in test_conformance):
+    """The view and sibling cases (NaN/±Inf in the strided operand, float32 and float16) against
+    float64 NumPy with each matrix kernel forced (the adapter's own pick runs them in test_conformance):
     strided A and B loads, the transposed store, vec4 loads refused for strided operands."""
     overrides = {"matmul": kernel} if kernel != "tiled-split" else {"matmul": "tiled", "splitK": 2}
     cases = list(_view_cases().values()) + list(_view_cases("float16").values())
+    cases += [c for c in fusion_cases.graph_cases() if "/siblings/" in c["name"]]
     if kernel != "tiled":
         cases = [c for c in cases if "attention" in c["name"]]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))

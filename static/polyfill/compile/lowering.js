@@ -53,6 +53,8 @@ export class Lowering {
     this.storeViews = new Map();
     /** @type {Map<object, object>} second matmul -> {scores, softmax} of a fused attention (compile/attention.js) */
     this.attention = new Map();
+    /** @type {Map<object, object>} matmul node -> its sibling group (compile/siblings.js) */
+    this.siblings = new Map();
   }
 
   /** The transpose node whose layout `node` (a matmul) stores its output in, or undefined. */

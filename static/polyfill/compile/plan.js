@@ -17,6 +17,7 @@ import {Lowering} from './lowering.js';
 import {planFusion} from './fusion.js';
 import {planStoreViews} from './views.js';
 import {planAttention} from './attention.js';
+import {planSiblings} from './siblings.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -53,6 +54,8 @@ export async function compileGraph(context, entries) {
   L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
   // matmul -> (scale, mask) -> softmax -> matmul: one step at the second matmul (compile/attention.js)
   L.attention = planAttention(nodes, entries.map(([, o]) => o), fusion);
+  // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js)
+  L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...L.attention.keys()]));
   const skipped = new Set(L.storeViews.values());
   for (const {scores, softmax} of L.attention.values()) skipped.add(scores).add(softmax);
   for (const node of nodes) {

@@ -13,6 +13,9 @@ import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
 import {batchStridesOf, storeStrides} from '../compile/views.js';
 import {attentionStep} from './attention.js';
+import {lowerSiblings} from '../compile/siblings.js';
+import {stridedCopy} from './movement.js';
+import {simplifyStrided} from '../shape/movement.js';
 
 /**
  * Spec gemm(a, b, options): alpha * A' x B' + beta * C. MLGemmOptions {c, alpha = 1, beta = 1,
@@ -75,6 +78,12 @@ function lowerMatmul(node, L) {
   const [M, N] = shape.slice(rank - 2);
   const K = a.shape[a.shape.length - 1];
   const batchShape = shape.slice(0, rank - 2);
+  const group = L.siblings.get(node);
+  if (group) {
+    // one product for the group, lowered where its first member stands
+    if (!group.done) lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf, simplifyStrided});
+    return;
+  }
   const transpose = L.storeView(node);
   const store = transpose ? storeStrides(shape, transpose.attrs.permutation) : {};
   const attention = L.attention.get(node);

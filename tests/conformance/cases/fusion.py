@@ -23,6 +23,10 @@ entries, a row of only -Inf, +Inf and NaN (those rows are NaN, as softmax define
 BERT encoder's reshape/transpose views around it, broadcast batches of V, rows of 300 keys (several
 passes of the workgroup), and the softmax also a graph output (not fused).
 
+Siblings (``siblings/``, compile/siblings.js): matmuls of one A with constant B's (+ constant
+bias adds) as one product: a Q/K/V projection feeding attention, and a pair without bias whose
+results are graph outputs (copied out of the merged product).
+
 Views (``fusion/<type>/views/...``, compile/views.js): transposes and reshapes that the matrix
 kernels read through strides instead of a copy: the attention pattern Q K^T of a BERT encoder
 (reshape -> transpose on both operands), the context product stored straight into its
@@ -408,6 +412,32 @@ def _attention_cases(rng, data_type):
     return cases
 
 
+def _sibling_cases(rng, data_type):
+    seq, heads, dim = 6, 2, 4
+    hid = heads * dim
+    split = [1, seq, heads, dim]
+    arrays = {"x": rng.uniform(-1, 1, (1, seq, hid)), "two": np.array([2.0])}
+    for n in "qkv":
+        arrays[f"w{n}"] = dyadic(rng, (hid, hid), 16)
+        arrays[f"b{n}"] = dyadic(rng, (hid,), 4)
+    arrays["bv"] = specials(arrays["bv"], (np.inf,))
+    ops = []
+    for n, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]), ("v", [0, 2, 1, 3])):
+        ops += [_op("matmul", ["x", f"w{n}"], f"m{n}"), _op("add", [f"m{n}", f"b{n}"], f"p{n}"),
+                _op("reshape", [f"p{n}", split], f"h{n}"), _op("transpose", [f"h{n}"], f"t{n}", permutation=perm)]
+    ops += [_op("matmul", ["tq", "tk"], "s"), _op("div", ["s", "two"], "d"), _op("softmax", ["d", 3], "p"),
+            _op("matmul", ["p", "tv"], "c"), _op("transpose", ["c"], "ct", permutation=[0, 2, 1, 3]),
+            _op("reshape", ["ct", [1, seq, hid]], "y")]
+    atol = 2 ** -14 if data_type == "float32" else 2 ** -6
+    cases = [chain_case("siblings/qkv-attention", data_type, arrays, ["x"], ops, ["y"], "ATOL", atol)]
+    arrays = {"x": specials(dyadic(rng, (5, 7))), "w1": dyadic(rng, (7, 3), 16), "w2": dyadic(rng, (7, 5), 16)}
+    cases.append(chain_case("siblings/outputs-no-bias", data_type, arrays, ["x"], [
+        _op("matmul", ["x", "w1"], "y1"),
+        _op("matmul", ["x", "w2"], "y2"),
+    ], ["y1", "y2"], "ULP", 16))
+    return cases
+
+
 def graph_cases() -> list[dict]:
     rng = np.random.default_rng(SEED)
     views = np.random.default_rng([SEED, 1])  # its own stream: the older cases keep their data
@@ -416,5 +446,5 @@ def graph_cases() -> list[dict]:
         cases += _conv_cases(rng, data_type) + _matrix_cases(rng, data_type)
         cases += _elementwise_cases(rng, data_type) + _unfused_cases(rng, data_type)
         cases += _view_cases(views, data_type) + _diamond_cases(views, data_type)
-        cases += _attention_cases(views, data_type)
+        cases += _attention_cases(views, data_type) + _sibling_cases(views, data_type)
     return cases
