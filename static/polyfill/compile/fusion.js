@@ -10,7 +10,9 @@
  *  - it is not a graph output and every use of it is inside the chain: one consumer (counted
  *    per use: mul(x, x) is two), or several where all but the first are later stages reading it
  *    as their other operand (GELU's x * f(x); the epilogue keeps such values in variables),
- *  - the next consumer is an element-wise stage: an activation, a float unary operator, or a binary
+ *  - the next consumer is an element-wise stage (or a reshape/identity, a stage that changes
+ *    nothing: ORT's WebNN EP puts gemm -> reshape before the bias add): an activation, a float
+ *    unary operator, or a binary
  *    operator whose other operand broadcasts to the chain's shape without enlarging it (a
  *    residual of the same shape, a bias along the output channel, a scalar, a chain value).
  * Chains grow while the stage's output qualifies in turn (conv -> add -> clamp), up to
@@ -40,6 +42,8 @@ const KERNEL_PRODUCERS = new Set(['conv2d', 'convTranspose2d', 'gemm', 'matmul']
 function stageOf(node, at) {
   const dataType = node.outputs[0].dataType;
   if (!FLOAT.has(dataType)) return null;
+  // a reshape keeps every element's row-major index: the chain runs through it unchanged
+  if (node.op === 'reshape' || node.op === 'identity') return {node, expr: 'x', vars: ['x'], attrs: {}, other: null, reshape: true};
   const act = ACTIVATIONS[node.op];
   if (act && act.f) {
     const attrs = {};

@@ -14,6 +14,7 @@ import {slots} from '../operand.js';
 import {tensorSlots} from '../tensor.js';
 import {stridesOf} from '../shape/common.js';
 import {constantComputeBytes} from './boundary.js';
+import {reshapeStrides} from './views.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
@@ -24,18 +25,41 @@ function constantData(operand) {
   return constantComputeBytes(bytes, {dataType: s.dataType, shape: s.shape});
 }
 
-/** {node, bias?} when `node` can join a sibling group, else null. */
+/** Whether `operand` is a constant of N elements along the last axis (a bias over N). */
+function isBias(operand, n) {
+  const c = slots(operand);
+  return c.kind === 'constant' && c.shape[c.shape.length - 1] === n && elementCount(c.shape) === n;
+}
+
+/**
+ * {node, bias, out} when `node` can join a sibling group, else null: a matmul, or a gemm
+ * without transposes and scaling (ORT's WebNN EP writes MatMul + Add as gemm with C), of a
+ * constant [K, N] B; bias: the constant bias operand (gemm's C, or a fused add stage), or null;
+ * out: the operand the member's result is (its last fused stage's: reshapes may follow).
+ */
 function member(node, tails) {
-  if (node.op !== 'matmul' || !FLOAT.has(node.outputs[0].dataType)) return null;
+  if ((node.op !== 'matmul' && node.op !== 'gemm') || !FLOAT.has(node.outputs[0].dataType)) return null;
   const b = slots(node.inputs[1]);
   if (b.kind !== 'constant' || b.shape.length !== 2 || b.dataType !== node.outputs[0].dataType) return null;
-  const tail = tails.get(node) ?? [];
-  if (tail.length === 0) return {node, stage: null};
-  if (tail.length !== 1 || tail[0].node.op !== 'add' || !tail[0].other) return null;
-  const c = slots(tail[0].other);
   const n = b.shape[1];
-  if (c.kind !== 'constant' || c.shape[c.shape.length - 1] !== n || elementCount(c.shape) !== n) return null;
-  return {node, stage: tail[0]};
+  let tail = tails.get(node) ?? [];
+  let bias = null;
+  if (node.op === 'gemm') {
+    const {alpha, beta, aTranspose, bTranspose} = node.attrs;
+    if (alpha !== 1 || aTranspose || bTranspose) return null;
+    if (node.inputs[2]) {
+      if (beta !== 1 || !isBias(node.inputs[2], n)) return null;
+      bias = node.inputs[2];
+    }
+  }
+  if (!bias && tail[0] && tail[0].node.op === 'add' && tail[0].other && isBias(tail[0].other, n)) {
+    bias = tail[0].other;
+    tail = tail.slice(1);
+  }
+  if (!tail.every((st) => st.reshape)) return null;
+  const stages = tails.get(node) ?? [];
+  return {node, bias, out: stages.length ? stages[stages.length - 1].node.outputs[0] : node.outputs[0],
+    origins: [node.origin, ...stages.map((st) => st.node.origin)]};
 }
 
 /**
@@ -51,15 +75,27 @@ export function planSiblings(nodes, tails, exclude = new Set()) {
   for (const node of nodes) {
     const m = exclude.has(node) ? null : member(node, tails);
     if (!m) continue;
-    const key = slots(node.inputs[0]);
-    if (!byA.has(key)) byA.set(key, []);
-    byA.get(key).push(m);
+    // the same data: one operand, or reshapes of one (ORT's WebNN EP reshapes the input per gemm)
+    let a = slots(node.inputs[0]);
+    while (a.kind === 'op' && (a.node.op === 'reshape' || a.node.op === 'identity')) a = slots(a.node.inputs[0]);
+    if (!byA.has(a)) byA.set(a, new Map());
+    const byShape = byA.get(a);
+    const key = node.inputs[0].shape.join(',');
+    if (!byShape.has(key)) byShape.set(key, []);
+    byShape.get(key).push(m);
   }
+  const lists = [...byA.values()].flatMap((byShape) => [...byShape.values()]);
   const groups = new Map();
-  for (const list of byA.values()) {
-    const withBias = list.filter((m) => m.stage);
-    const members = withBias.length >= 2 ? withBias : list.filter((m) => !m.stage);
+  for (const list of lists) {
+    const withBias = list.filter((m) => m.bias);
+    const members = withBias.length >= 2 ? withBias : list.filter((m) => !m.bias);
     if (members.length < 2) continue;
+    // each member's reshapes must stay views of its columns of the merged product
+    const n = members.reduce((acc, m) => acc + slots(m.node.inputs[1]).shape[1], 0);
+    const shape = members[0].node.outputs[0].shape;
+    const merged = stridesOf([...shape.slice(0, -1), n]);
+    if (members.some((m) => !reshapeStrides(m.node.outputs[0].shape, merged, slots(m.out).shape))) continue;
+    if (members.some((m) => m.node.outputs[0].shape.slice(0, -1).some((d, i) => d !== shape[i]))) continue;
     const group = {members, done: false};
     for (const m of members) groups.set(m.node, group);
   }
@@ -93,11 +129,11 @@ export function lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf
   });
   const b = L.newValue('constant', weights.byteLength, `constant [${K},${N}] (${members.length} merged)`, {data: weights});
   let c;
-  if (members[0].stage) {
+  if (members[0].bias) {
     const bias = new Uint8Array(N * 4);
     col = 0;
     members.forEach((m, i) => {
-      bias.set(constantData(m.stage.other).subarray(0, widths[i] * 4), col * 4);
+      bias.set(constantData(m.bias).subarray(0, widths[i] * 4), col * 4);
       col += widths[i];
     });
     c = L.newValue('constant', bias.byteLength, `constant [${N}] (${members.length} merged)`, {data: bias});
@@ -109,7 +145,7 @@ export function lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf
   const merged = [...shape.slice(0, rank - 1), N];
   const y = L.newValue('temp', elementCount(merged) * 4, `${first.label}:merged`);
   const va = L.view(first.inputs[0]);
-  L.origin = [...members.flatMap((m) => [m.node.origin, ...(m.stage ? [m.stage.node.origin] : [])]), ...va.origins];
+  L.origin = [...members.flatMap((m) => m.origins), ...va.origins];
   matmulStep(L, {
     label: members.map((m) => m.node.label).join('+'),
     dataType,
@@ -127,12 +163,13 @@ export function lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf
     bBatchStrides: batchShape.map(() => 0),
     yBatchStride: M * N,
   });
-  const strides = stridesOf(merged);
   col = 0;
   members.forEach((m, i) => {
-    const operand = m.stage ? m.stage.node.outputs[0] : m.node.outputs[0];
+    const operand = m.out;
     const offset = col;
-    const own = m.node.outputs[0].shape;
+    const own = slots(operand).shape;
+    // the member's [..., M, N_i] columns of the merged [..., M, N], then its reshapes
+    const strides = reshapeStrides(m.node.outputs[0].shape, stridesOf(merged), own);
     const view = {value: y, offset, shape: own, strides, origins: []};  // its operators are the merged step's
     view.materialize = () => {
       L.origin = [m.node.origin];

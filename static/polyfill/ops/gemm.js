@@ -35,6 +35,11 @@ function gemm(builder, label, a, b, options = {}) {
 }
 
 function lowerGemm(node, L) {
+  const group = L.siblings.get(node);
+  if (group) {
+    if (!group.done) lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf, simplifyStrided});
+    return;
+  }
   const [a, b, c] = node.inputs;
   const {alpha, beta, aTranspose, bTranspose} = node.attrs;
   const [M, N] = node.outputs[0].shape;
