@@ -173,7 +173,7 @@ def format_tables(run: dict[str, Any]) -> str:
         lines += ["", f"**{model['model']}** ({'x'.join(map(str, model['inputShape']))} float32, "
                   f"{model['operators']} operators)", "",
                   "| runtime | latency median (min–max) ms | back-to-back ms/inference | inferences/s "
-                  "| build/session ms | graphs built, dispatches/run | max abs diff vs onnxruntime CPU |",
+                  "| build/session ms | graphs built, dispatches/run (GPU steps) | max abs diff vs onnxruntime CPU |",
                   "|---|---:|---:|---:|---:|---|---:|"]
         for name, r in model["runtimes"].items():
             label = RUNTIME_LABELS.get(name, name)
@@ -183,6 +183,8 @@ def format_tables(run: dict[str, Any]) -> str:
             lat, batch = r["latency"], r["batch"]
             calls = (f"{r['calls']['builds']}, {r['calls']['dispatchesPerRun']}"
                      if name in ("builder", "webnn-ep") else "—")
+            if r["calls"].get("gpuSteps"):
+                calls += f" ({r['calls']['gpuSteps']} GPU steps)"
             diff = f"{r['maxAbsDiff']:.2g}" + ("" if r["agree"] else " (over tolerance)")
             lines.append(f"| {label} | {lat['medianMs']:.2f} ({lat['minMs']:.2f}–{lat['maxMs']:.2f}) "
                          f"| {batch['perInferenceMs']:.2f} | {batch['inferencesPerS']:.1f} | {r['setupMs']:.0f} "
@@ -190,7 +192,8 @@ def format_tables(run: dict[str, Any]) -> str:
     browser = run.get("browser", "")
     lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
               f"{cfg['batch']} runs then one read; ORT-web {run['ortVersion']}; adapter: "
-              f"{adapter_line(run.get('adapter') or {})}" + (f"; Chromium {browser}" if browser else "")
+              f"{adapter_line(run.get('adapter') or {})}"
+              + (f" (features: {', '.join(run['adapter']['features'])})" if (run.get('adapter') or {}).get('features') else "") + (f"; Chromium {browser}" if browser else "")
               + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")]
     return "\n".join(lines).lstrip("\n")
 

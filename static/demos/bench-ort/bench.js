@@ -11,7 +11,9 @@
  * (tools/bench_models.py, tools/bench_ort.py). Sets `window.lastRun` = {adapter, implementation,
  * ortVersion, config, models: [{model, inputShape, outputShape, runtimes: {<runtime>: {setupMs,
  * latency: {medianMs, minMs, maxMs, timesMs}, batch: {n, totalMs, perInferenceMs, inferencesPerS},
- * calls: {builds, dispatchesPerRun}, output: base64 float32} | {error}}, profile}]},
+ * calls: {builds, dispatchesPerRun, gpuSteps (polyfill runtimes: GPU dispatches per run, the steps
+ * of the graphs built)}, output: base64 float32} | {error}}, profile}]}; adapter includes its
+ * features and, where the adapter has them, its subgroup-matrix configurations,
  * or `window.lastError` = {name, message}.
  */
 import {ready} from '/polyfill/webnn.js';
@@ -34,9 +36,12 @@ async function adapterInfo() {
     const adapter = await navigator.gpu?.requestAdapter({powerPreference: 'high-performance'});
     if (adapter) {
       const info = {};
-      for (const k of ['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']) {
+      for (const k of ['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter', 'subgroupMinSize', 'subgroupMaxSize']) {
         if (adapter.info?.[k] !== undefined) info[k] = adapter.info[k];
       }
+      info.features = [...adapter.features].sort();
+      const configs = adapter.info?.subgroupMatrixConfigs;
+      if (configs) info.subgroupMatrixConfigs = [...configs].map((c) => ({...Object.fromEntries(Object.keys(Object.getPrototypeOf(c)).map((k) => [k, c[k]]))}));
       return info;
     }
     await new Promise((r) => setTimeout(r, 500));
@@ -63,6 +68,14 @@ async function profileBuilder(manifest, weights, input) {
   }
 }
 
+/** Graphs built on the page (polyfill: their plans' step counts are the GPU dispatches per run). */
+const builtGraphs = [];
+
+async function gpuSteps(graphs) {
+  const {graphSlots} = await import('/polyfill/graph.js');
+  return graphs.reduce((n, g) => n + graphSlots(g).plan.steps.length, 0);
+}
+
 async function benchModel(name, runtimes, config, counts) {
   const base = `/models/${name}/`;
   const get = (file) => fetch(base + file).then((r) => {
@@ -76,10 +89,12 @@ async function benchModel(name, runtimes, config, counts) {
   const live = [];
   for (const runtime of runtimes) {
     const builds = counts.builds;
+    const graphs = builtGraphs.length;
     try {
       const r = await setUp(runtime, manifest, weights, new Uint8Array(model));
       live.push(r);
       results[runtime] = {setupMs: r.setupMs, calls: {builds: counts.builds - builds}};
+      if (builtGraphs.length > graphs) results[runtime].calls.gpuSteps = await gpuSteps(builtGraphs.slice(graphs));
     } catch (error) {
       results[runtime] = {error: `${error?.name ?? 'Error'}: ${error?.message ?? error}`};
     }
@@ -144,6 +159,14 @@ async function main() {
   }
   const adapter = await adapterInfo();
   const counts = countWebNNCalls();  // before ORT loads: its WebNN EP calls the wrapped methods
+  if (implementation === 'polyfill') {
+    const build = MLGraphBuilder.prototype.build;
+    MLGraphBuilder.prototype.build = async function (...args) {
+      const graph = await build.apply(this, args);
+      builtGraphs.push(graph);
+      return graph;
+    };
+  }
   const models = [];
   for (const name of config.models) models.push(await benchModel(name, config.runtimes, config, counts));
   return {adapter, implementation, ortVersion: await ortVersion(), config, models};
