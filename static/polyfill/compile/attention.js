@@ -5,11 +5,11 @@
  * where the scores (after the stages) and P are each read once, by the next node only, and
  * neither is a graph output; the second matmul has no fused stages of its own and its batch
  * shape is the scores' batch shape; the data type is float32 or float16; a row of S scores fits
- * the kernel's workgroup memory (ops/attention.js rowsPerGroup). The BERT encoder's
+ * the kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
  * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP.
  */
 import {slots} from '../operand.js';
-import {rowsPerGroup} from '../ops/attention.js';
+import {attentionFits} from '../ops/attention.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
@@ -38,7 +38,8 @@ export function planAttention(nodes, outputs, fusion) {
     const shape = scores.outputs[0].shape;
     const out = node.outputs[0].shape;
     if (out.length !== shape.length || out.slice(0, -2).some((d, i) => d !== shape[i])) continue;
-    if (!rowsPerGroup(shape[shape.length - 1])) continue;
+    const q = scores.inputs[0];
+    if (!attentionFits(shape[shape.length - 1], q.shape[q.shape.length - 1])) continue;
     found.set(node, {scores, softmax});
   }
   return found;

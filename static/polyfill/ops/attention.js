@@ -7,14 +7,16 @@
  * the projections, compile/views.js), Y is written through strides (straight into a following
  * transpose's layout, as the matrix kernels do).
  *
- * One workgroup of 256 invocations per (batch, block of TQ query rows): the TQ x S scores go to
+ * One workgroup of 256 invocations per (batch, block of TQ query rows): K passes through workgroup
+ * memory in tiles of KT keys (loaded along the head dimension, so neighbouring invocations read
+ * neighbouring addresses of the d-contiguous K^T views), the TQ x S scores go to
  * workgroup memory, each through the first matmul's epilogue (ops/epilogue.js: the stages' own
  * semantics and float16 rounding, `i` the score's row-major index in the scores' shape); the
  * row's max and sum are reduced by 256 / TQ invocations each; the probabilities replace the scores
  * (rounded to float16 for a float16 graph, as the unfused softmax stores them); then each
  * invocation accumulates outputs over S in f32. NaN and ±Inf follow ops/softmax.js: a row whose
- * max is NaN or ±Inf is NaN. Needs S * TQ <= SCORES floats of workgroup memory (S <= 2048);
- * compile/attention.js leaves longer rows unfused.
+ * max is NaN or ±Inf is NaN. Needs S * TQ <= SCORES floats of workgroup memory (S <= 2048) and
+ * D < K_TILE (attentionFits); compile/attention.js leaves other shapes unfused.
  */
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {F16_ROUND, storeExpr, wgslType} from '../gpu/types.js';
@@ -32,7 +34,20 @@ export function rowsPerGroup(S) {
   return tq * S <= SCORES ? tq : 0;
 }
 
-function attentionShader(dataType, batchRank, tq) {
+/** f32 of workgroup memory for the staged tile of K (KT keys x (D + 1), padded against bank conflicts). */
+const K_TILE = 1792;
+
+/** Whether rows of `S` keys with head size `D` fit the kernel's workgroup memory. */
+export function attentionFits(S, D) {
+  return rowsPerGroup(S) > 0 && D + 1 <= K_TILE;
+}
+
+/** Keys per staged tile of K for head size `D` (1 to 32). */
+export function keysPerTile(D) {
+  return Math.max(1, Math.min(32, Math.floor(K_TILE / (D + 1))));
+}
+
+function attentionShader(dataType, batchRank, tq, kt) {
   const T = wgslType(dataType);
   const g = THREADS / tq;
   const shader = new Shader('attention').read('Q', T).read('K', T).read('V', T).write('Y', T);
@@ -41,7 +56,8 @@ function attentionShader(dataType, batchRank, tq) {
   declareIndexer(shader, 'qb', batchRank);
   declareIndexer(shader, 'kb', batchRank);
   declareIndexer(shader, 'vb', batchRank);
-  shader.shared('sc', `array<f32, ${SCORES}>`).shared('red', `array<f32, ${THREADS}>`);
+  shader.shared('sc', `array<f32, ${SCORES}>`).shared('red', `array<f32, ${THREADS}>`)
+    .shared('kt', `array<f32, ${K_TILE}>`);
   const roundP = dataType === 'float16' ? (e) => `f16_round(${e})` : (e) => e;
   const reduce = (op) => `
   for (var h = ${g / 2}u; h > 0u; h /= 2u) {
@@ -56,19 +72,29 @@ function attentionShader(dataType, batchRank, tq) {
   let k0 = u_k_base() + kb_offset(batch);
   let v0 = u_v_base() + vb_offset(batch);
   let s_n = u_S();
-  for (var e = li; e < ${tq}u * s_n; e += ${THREADS}u) {
-    let m = r0 + e / s_n;
-    let j = e % s_n;
-    var acc = 0.0;
-    if (m < u_M()) {
-      let qr = q0 + m * u_q_sm();
-      let kc = k0 + j * u_k_sn();
-      for (var d = 0u; d < u_D(); d++) { acc += f32(Q[qr + d * u_q_sk()]) * f32(K[kc + d * u_k_sk()]); }
-      acc = ${roundP('epilogue(acc, (batch * u_M() + m) * s_n + j)')};
+  // K in tiles of KT keys through workgroup memory (loaded along d: Kt is [D, S], usually d-contiguous)
+  for (var j0 = 0u; j0 < s_n; j0 += ${kt}u) {
+    for (var e = li; e < ${kt}u * u_D(); e += ${THREADS}u) {
+      let key = e / u_D();
+      let d = e % u_D();
+      var kv = 0.0;
+      if (j0 + key < s_n) { kv = f32(K[k0 + d * u_k_sk() + (j0 + key) * u_k_sn()]); }
+      kt[key * (u_D() + 1u) + d] = kv;
     }
-    sc[e] = acc;
+    workgroupBarrier();
+    for (var e = li; e < ${tq * kt}u; e += ${THREADS}u) {
+      let m = r0 + e / ${kt}u;
+      let jj = e % ${kt}u;
+      let j = j0 + jj;
+      if (m < u_M() && j < s_n) {
+        let qr = q0 + m * u_q_sm();
+        var acc = 0.0;
+        for (var d = 0u; d < u_D(); d++) { acc += f32(Q[qr + d * u_q_sk()]) * kt[jj * (u_D() + 1u) + d]; }
+        sc[(e / ${kt}u) * s_n + j] = ${roundP('epilogue(acc, (batch * u_M() + m) * s_n + j)')};
+      }
+    }
+    workgroupBarrier();
   }
-  workgroupBarrier();
   let r = li / ${g}u;
   let t = li % ${g}u;
   let row = r * s_n;
@@ -127,7 +153,7 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   const tail = (x) => x.strides.slice(x.strides.length - 2);
   const tq = rowsPerGroup(S);
   const blocks = Math.ceil(M / tq);
-  const {shader, body} = attentionShader(dataType, batchShape.length, tq);
+  const {shader, body} = attentionShader(dataType, batchShape.length, tq, keysPerTile(D));
   const ep = addEpilogue(shader, L, scores, {uses: body});
   shader.main(body, {workgroupSize: THREADS, guard: false});
   const [ysm, ysn] = yStrides ?? [DV, 1];
