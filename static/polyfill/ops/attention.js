@@ -88,8 +88,17 @@ function attentionShader(dataType, batchRank, tq, kt) {
       let j = j0 + jj;
       if (m < u_M() && j < s_n) {
         let qr = q0 + m * u_q_sm();
-        var acc = 0.0;
-        for (var d = 0u; d < u_D(); d++) { acc += f32(Q[qr + d * u_q_sk()]) * kt[jj * (u_D() + 1u) + d]; }
+        let kr = jj * (u_D() + 1u);
+        let qs = u_q_sk();
+        var a0 = 0.0;
+        var a1 = 0.0;
+        var d = 0u;
+        for (; d + 2u <= u_D(); d += 2u) {
+          a0 += f32(Q[qr + d * qs]) * kt[kr + d];
+          a1 += f32(Q[qr + (d + 1u) * qs]) * kt[kr + d + 1u];
+        }
+        if (d < u_D()) { a0 += f32(Q[qr + d * qs]) * kt[kr + d]; }
+        let acc = a0 + a1;
         sc[(e / ${kt}u) * s_n + j] = ${roundP('epilogue(acc, (batch * u_M() + m) * s_n + j)')};
       }
     }
@@ -119,9 +128,23 @@ function attentionShader(dataType, batchRank, tq, kt) {
     let n = e % u_DV();
     let m = r0 + rr;
     if (m < u_M()) {
-      var acc = 0.0;
+      // four independent sums: four loads of V in flight per invocation
       let vc = v0 + n * u_v_sn();
-      for (var j = 0u; j < s_n; j++) { acc += sc[rr * s_n + j] * f32(V[vc + j * u_v_sk()]); }
+      let vs = u_v_sk();
+      let pr = rr * s_n;
+      var a0 = 0.0;
+      var a1 = 0.0;
+      var a2 = 0.0;
+      var a3 = 0.0;
+      var j = 0u;
+      for (; j + 4u <= s_n; j += 4u) {
+        a0 += sc[pr + j] * f32(V[vc + j * vs]);
+        a1 += sc[pr + j + 1u] * f32(V[vc + (j + 1u) * vs]);
+        a2 += sc[pr + j + 2u] * f32(V[vc + (j + 2u) * vs]);
+        a3 += sc[pr + j + 3u] * f32(V[vc + (j + 3u) * vs]);
+      }
+      for (; j < s_n; j++) { a0 += sc[pr + j] * f32(V[vc + j * vs]); }
+      let acc = (a0 + a1) + (a2 + a3);
       Y[y0 + m * u_y_sm() + n * u_y_sn()] = ${storeExpr(dataType, 'acc')};
     }
   }`;
