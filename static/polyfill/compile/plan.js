@@ -53,7 +53,8 @@ export async function compileGraph(context, entries) {
   // a matmul storing into its transpose's layout: the transpose has no step of its own
   L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
   // matmul -> (scale, mask) -> softmax -> matmul: one step at the second matmul (compile/attention.js)
-  L.attention = planAttention(nodes, entries.map(([, o]) => o), fusion);
+  // (the context slot kernelOverrides.attention = false turns it off: a measuring knob)
+  L.attention = ctx.kernelOverrides?.attention === false ? new Map() : planAttention(nodes, entries.map(([, o]) => o), fusion);
   // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js)
   L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...L.attention.keys()]));
   const skipped = new Set(L.storeViews.values());
