@@ -4,8 +4,9 @@ variant; headless, printing a table.
 
 For each model (a generated manifest under /models/<name>/) and each kernel variant (the
 context's ``kernelOverrides`` slot: ``default`` is the adapter's choice, ``nosplit`` forces
-``{splitK: 1}``, so no matrix product is split along K; ``noattention`` ``{attention: false}``
-leaves matmul -> softmax -> matmul unfused (compile/attention.js); ``split64`` and ``split256`` split
+``{splitK: 1}``, so no matrix product is split along K; ``noattention`` / ``attention``
+(``{attention: false / true}``) leave matmul -> softmax -> matmul unfused or fuse it
+(compile/attention.js; the adapter's default: fused on CPU adapters only); ``split64`` and ``split256`` split
 towards 64 or 256 (``split32``: 32) workgroups instead of 128, see ops/matmul_kernels.js
 splitCount()) the page:
 
@@ -43,7 +44,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("bench-results/anatomy.json")
-VARIANTS = {"default": None, "nosplit": {"splitK": 1}, "noattention": {"attention": False}, "split64": {"splitGroups": 64},
+VARIANTS = {"default": None, "nosplit": {"splitK": 1}, "noattention": {"attention": False}, "attention": {"attention": True}, "split64": {"splitGroups": 64},
             "split256": {"splitGroups": 256, "splitMinK": 32}, "split32": {"splitGroups": 32}}
 
 _BODY = """

@@ -6,7 +6,8 @@
  * neither is a graph output; the second matmul has no fused stages of its own and its batch
  * shape is the scores' batch shape; the data type is float32 or float16; a row of S scores fits
  * the kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
- * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP.
+ * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP. compile/plan.js
+ * applies it on CPU adapters (or where kernelOverrides.attention says so).
  */
 import {slots} from '../operand.js';
 import {attentionFits} from '../ops/attention.js';
