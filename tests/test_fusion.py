@@ -47,15 +47,15 @@ def _model_steps(page, server_url, name):
     return page.evaluate(_MODEL_STEPS_JS, name)
 
 
-@pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", 14)])
+@pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", 18)])
 def test_model_step_counts(webnn_page, server_url, name, limit):
     """EfficientNet-Lite0 compiles to at most 52 GPU steps and our MobileNetV2 to at most 56
     (94 and 100 unfused): every conv2d's clamp and residual add ride in its step. The 2-layer
-    BERT-style encoder compiles to 14 (66 operators; 32 before views, diamond chains, fused
-    attention and sibling products): per layer one Q/K/V product, one attention step (its
-    transposes read and written through strides), the output projection + residual, layer norm,
-    FFN in + GELU, FFN out + residual, layer norm (7; on a CPU adapter, which splits no product
-    along K). Every
+    BERT-style encoder compiles to 18 (66 operators; 32 before views, diamond chains and sibling
+    products): per layer one Q/K/V product, the scores + scale, softmax, the context product
+    (its transposes read and written through strides), the output projection + residual, layer
+    norm, FFN in + GELU, FFN out + residual, layer norm (9; on a CPU adapter, which splits no
+    product along K; 7 with kernelOverrides.attention, test_attention_is_one_step). Every
     operator of the manifest but reshape is still named by some step."""
     if name == "efficientnet-lite0":
         convert.convert()
@@ -73,10 +73,12 @@ def test_model_step_counts(webnn_page, server_url, name, limit):
 
 
 _CASE_STEPS_JS = """
-async (casesJson) => {
+async ([casesJson, overrides]) => {
   const {addToBuilder, fromBase64} = await import('/harness/graph_json.js');
   const {graphSlots} = await import('/polyfill/graph.js');
+  const {contextSlots} = await import('/polyfill/context.js');
   const context = await navigator.ml.createContext();
+  if (overrides) contextSlots(context).kernelOverrides = overrides;
   const out = {};
   try {
     for (const c of JSON.parse(casesJson)) {
@@ -94,9 +96,9 @@ async (casesJson) => {
 """
 
 
-def _case_steps(page, server_url, cases):
+def _case_steps(page, server_url, cases, overrides=None):
     open_harness(page, server_url)
-    return page.evaluate(_CASE_STEPS_JS, json.dumps(cases))
+    return page.evaluate(_CASE_STEPS_JS, [json.dumps(cases), overrides])
 
 
 def test_fused_cases_compile_to_one_step_each(webnn_page, server_url):
@@ -140,11 +142,14 @@ def test_views_fold_into_the_matrix_steps(webnn_page, server_url):
 
 
 def test_attention_is_one_step(webnn_page, server_url):
-    """matmul -> scale [-> mask] -> softmax -> matmul is one step listing all its operators (the
-    views around it included); with the softmax also a graph output it stays three."""
+    """With the context's kernelOverrides.attention on, matmul -> scale [-> mask] -> softmax ->
+    matmul is one step listing all its operators (the views around it included); with the
+    softmax also a graph output it stays three. Off (the default) it is three steps."""
     cases = {c["name"].split("/attention/")[-1]: c for c in fusion_cases.graph_cases()
              if "/attention/" in c["name"] and c["dataType"] == "float32"}
-    steps = _case_steps(webnn_page, server_url, list(cases.values()))
+    default = _case_steps(webnn_page, server_url, [cases["div-mask-softmax"]])
+    assert default[cases["div-mask-softmax"]["name"]] == [["matmul", "div", "add"], ["softmax"], ["matmul"]], default
+    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
     got = {name: steps[c["name"]] for name, c in cases.items()}
     assert got["div-mask-softmax"] == [["matmul", "div", "add", "softmax", "matmul"]], got
     assert got["bert-views"] == [["matmul", "div", "softmax", "matmul", "transpose",
@@ -159,11 +164,19 @@ def test_siblings_are_one_product(webnn_page, server_url):
     attention step reads in place; sibling products that are graph outputs are copied out."""
     cases = {c["name"].split("/siblings/")[-1]: c for c in fusion_cases.graph_cases()
              if "/siblings/" in c["name"] and c["dataType"] == "float32"}
-    steps = _case_steps(webnn_page, server_url, list(cases.values()))
+    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
     got = {name: steps[c["name"]] for name, c in cases.items()}
     assert got["qkv-attention"] == [["matmul", "add", "reshape"] * 3,
                                     ["matmul", "div", "softmax", "matmul", "transpose"] + ["transpose"] * 3], got
     assert got["outputs-no-bias"] == [["matmul", "matmul"], ["matmul"], ["matmul"]], got
+
+
+def test_fused_attention_values(webnn_page, server_url):
+    """The attention and sibling cases (masks with -Inf entries and rows, +Inf, NaN; float32 and
+    float16; broadcast V; 300-key rows) through the fused attention step against float64 NumPy
+    (test_conformance runs the same cases unfused, the default)."""
+    cases = [c for c in fusion_cases.graph_cases() if "/attention/" in c["name"] or "/siblings/" in c["name"]]
+    assert_all_pass(run_cases(webnn_page, server_url, cases, {"attention": True}))
 
 
 @pytest.mark.parametrize("kernel", ["tiled", "tiled128", "gemv", "tiled-split"])

@@ -68,7 +68,7 @@ return {builds: buildsAfterSession, totalBuilds: counts.builds, dispatchesPerRun
 """
 
 
-@pytest.mark.parametrize("name, max_steps", [("mobilenetv2", None), ("bert-encoder", 14)])
+@pytest.mark.parametrize("name, max_steps", [("mobilenetv2", None), ("bert-encoder", 18)])
 def test_ort_webnn_ep_runs_the_bench_models_on_the_polyfill(webnn_page, server_url, name, max_steps):
     """(the model folders are made by ``make setup``; regenerated when stale)"""
     import onnxruntime

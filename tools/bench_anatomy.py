@@ -6,7 +6,7 @@ For each model (a generated manifest under /models/<name>/) and each kernel vari
 context's ``kernelOverrides`` slot: ``default`` is the adapter's choice, ``nosplit`` forces
 ``{splitK: 1}``, so no matrix product is split along K; ``noattention`` / ``attention``
 (``{attention: false / true}``) leave matmul -> softmax -> matmul unfused or fuse it
-(compile/attention.js; the adapter's default: fused on CPU adapters only); ``split64`` and ``split256`` split
+(compile/attention.js; unfused by default); ``split64`` and ``split256`` split
 towards 64 or 256 (``split32``: 32) workgroups instead of 128, see ops/matmul_kernels.js
 splitCount()) the page:
 

@@ -7,7 +7,8 @@
  * shape is the scores' batch shape; the data type is float32 or float16; a row of S scores fits
  * the kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
  * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP. compile/plan.js
- * applies it on CPU adapters (or where kernelOverrides.attention says so).
+ * applies it only where the context slot kernelOverrides.attention is true (its kernel is not yet
+ * faster than the three unfused steps, see there).
  */
 import {slots} from '../operand.js';
 import {attentionFits} from '../ops/attention.js';

@@ -18,7 +18,6 @@ import {planFusion} from './fusion.js';
 import {planStoreViews} from './views.js';
 import {planAttention} from './attention.js';
 import {planSiblings} from './siblings.js';
-import {isSoftwareAdapter} from '../ops/adapter_kind.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -53,11 +52,11 @@ export async function compileGraph(context, entries) {
   L.tails = fusion.tails;
   // a matmul storing into its transpose's layout: the transpose has no step of its own
   L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
-  // matmul -> (scale, mask) -> softmax -> matmul: one step at the second matmul (compile/attention.js),
-  // on CPU adapters only: on the H200 the fused kernel's GPU time was above the three steps' (BERT-base
-  // 3.15 against 2.80 ms a run at seq 128, 11.6 against 7.0 at 512). The context slot
-  // kernelOverrides.attention (true / false) forces the choice (tests, benchmarks).
-  const fuseAttention = ctx.kernelOverrides?.attention ?? isSoftwareAdapter(ctx);
+  // matmul -> (scale, mask) -> softmax -> matmul as one step at the second matmul
+  // (compile/attention.js) only where the context slot kernelOverrides.attention is true: its
+  // kernel was slower than the three unfused steps on the H200 (BERT-base back to back 3.15
+  // against 2.80 ms a run at seq 128, 11.6 against 7.0 at 512) and on SwiftShader.
+  const fuseAttention = ctx.kernelOverrides?.attention === true;
   L.attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion) : new Map();
   // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js)
   L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...L.attention.keys()]));
