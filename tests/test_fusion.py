@@ -17,6 +17,7 @@ import pytest
 
 from server.models import convert
 from tests.conformance.cases import fusion as fusion_cases
+from tests.conformance.cases import transformer as transformer_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
 from tests.graph_runner import open_harness
 from tools import bench_models
@@ -122,7 +123,7 @@ def test_no_fusion_through_a_shared_or_output_intermediate(webnn_page, server_ur
 
 
 def _view_cases(data_type="float32"):
-    return {c["name"].split("/")[-1]: c for c in fusion_cases.graph_cases()
+    return {c["name"].split("/")[-1]: c for c in transformer_cases.graph_cases()
             if "/views/" in c["name"] and c["dataType"] == data_type}
 
 
@@ -145,7 +146,7 @@ def test_attention_is_one_step(webnn_page, server_url):
     """With the context's kernelOverrides.attention on, matmul -> scale [-> mask] -> softmax ->
     matmul is one step listing all its operators (the views around it included); with the
     softmax also a graph output it stays three. Off (the default) it is three steps."""
-    cases = {c["name"].split("/attention/")[-1]: c for c in fusion_cases.graph_cases()
+    cases = {c["name"].split("/attention/")[-1]: c for c in transformer_cases.graph_cases()
              if "/attention/" in c["name"] and c["dataType"] == "float32"}
     default = _case_steps(webnn_page, server_url, [cases["div-mask-softmax"]])
     assert default[cases["div-mask-softmax"]["name"]] == [["matmul", "div", "add"], ["softmax"], ["matmul"]], default
@@ -162,7 +163,7 @@ def test_attention_is_one_step(webnn_page, server_url):
 def test_siblings_are_one_product(webnn_page, server_url):
     """Q, K and V projections (matmul + bias of one A) are one product whose column ranges the
     attention step reads in place; sibling products that are graph outputs are copied out."""
-    cases = {c["name"].split("/siblings/")[-1]: c for c in fusion_cases.graph_cases()
+    cases = {c["name"].split("/siblings/")[-1]: c for c in transformer_cases.graph_cases()
              if "/siblings/" in c["name"] and c["dataType"] == "float32"}
     steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
     got = {name: steps[c["name"]] for name, c in cases.items()}
@@ -175,7 +176,7 @@ def test_fused_attention_values(webnn_page, server_url):
     """The attention and sibling cases (masks with -Inf entries and rows, +Inf, NaN; float32 and
     float16; broadcast V; 300-key rows) through the fused attention step against float64 NumPy
     (test_conformance runs the same cases unfused, the default)."""
-    cases = [c for c in fusion_cases.graph_cases() if "/attention/" in c["name"] or "/siblings/" in c["name"]]
+    cases = [c for c in transformer_cases.graph_cases() if "/attention/" in c["name"] or "/siblings/" in c["name"]]
     assert_all_pass(run_cases(webnn_page, server_url, cases, {"attention": True}))
 
 
@@ -186,7 +187,7 @@ def test_view_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
     strided A and B loads, the transposed store, vec4 loads refused for strided operands."""
     overrides = {"matmul": kernel} if kernel != "tiled-split" else {"matmul": "tiled", "splitK": 2}
     cases = list(_view_cases().values()) + list(_view_cases("float16").values())
-    cases += [c for c in fusion_cases.graph_cases() if "/siblings/" in c["name"]]
+    cases += [c for c in transformer_cases.graph_cases() if "/siblings/" in c["name"]]
     if kernel != "tiled":
         cases = [c for c in cases if "attention" in c["name"]]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
