@@ -188,8 +188,9 @@ def test_view_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
     overrides = {"matmul": kernel} if kernel != "tiled-split" else {"matmul": "tiled", "splitK": 2}
     cases = list(_view_cases().values()) + list(_view_cases("float16").values())
     cases += [c for c in transformer_cases.graph_cases() if "/siblings/" in c["name"]]
-    if kernel != "tiled":
-        cases = [c for c in cases if "attention" in c["name"]]
+    if kernel != "tiled":  # each variant compiles in 0.3-2 s on SwiftShader: the attention
+        # layouts in float32 (float16 rounding is the shared epilogue's, checked on tiled)
+        cases = [c for c in cases if "attention" in c["name"] and c["dataType"] == "float32"]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
 
