@@ -23,6 +23,7 @@ VENV_STAMP := $(VENV)/.installed
 MODELS_STAMP := server/models/generated/.converted
 MODEL_SOURCES := $(wildcard server/models/*.py server/models/data/*)
 # Random-weight benchmark models (MobileNetV2, BERT-style encoder): manifest + weights + model.onnx.
+# (BERT-base and its seq-512 variant, 340 MB, are written by make bench when it first needs them.)
 BENCH_MODELS_STAMP := server/models/generated/.bench-models
 # onnxruntime-web (pinned in tools/bench_ort.py), only the files the pages load; needs npm once.
 ORT_STAMP := static/demos/bench-ort/vendor/VERSION
@@ -92,8 +93,8 @@ bench-interop: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_interop $(BENCH_ARGS)
 
-# make bench [BENCH_ARGS='--runs 50 --batch 20 --profile']: EfficientNet-Lite0, MobileNetV2 and a
-# BERT-style encoder through our MLGraphBuilder code, ORT-web's WebNN EP on this polyfill, ORT-web's
+# make bench [BENCH_ARGS='--runs 50 --batch 20 --profile']: EfficientNet-Lite0, MobileNetV2, a small
+# BERT-style encoder and BERT-base (seq 128 and 512; generated on the first run) through our MLGraphBuilder code, ORT-web's WebNN EP on this polyfill, ORT-web's
 # JSEP WebGPU EP and its native WebGPU EP, in one headless page (static/demos/bench-ort/); prints a
 # table per model and writes bench-results/bench.json (tools/bench_ort.py --help for the options;
 # --readme regenerates the README's table from that JSON). bench-ort is its former name.

@@ -17,6 +17,7 @@ import pytest
 
 from server.models import convert
 from tests.conformance.cases import fusion as fusion_cases
+from tests.conformance.cases import transformer as transformer_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
 from tests.graph_runner import open_harness
 from tools import bench_models
@@ -47,10 +48,15 @@ def _model_steps(page, server_url, name):
     return page.evaluate(_MODEL_STEPS_JS, name)
 
 
-@pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", None)])
+@pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", 18)])
 def test_model_step_counts(webnn_page, server_url, name, limit):
     """EfficientNet-Lite0 compiles to at most 52 GPU steps and our MobileNetV2 to at most 56
-    (94 and 100 unfused): every conv2d's clamp and residual add ride in its step. Every
+    (94 and 100 unfused): every conv2d's clamp and residual add ride in its step. The 2-layer
+    BERT-style encoder compiles to 18 (66 operators; 32 before views, diamond chains and sibling
+    products): per layer one Q/K/V product, the scores + scale, softmax, the context product
+    (its transposes read and written through strides), the output projection + residual, layer
+    norm, FFN in + GELU, FFN out + residual, layer norm (9; on a CPU adapter, which splits no
+    product along K; 7 with kernelOverrides.attention, test_attention_is_one_step). Every
     operator of the manifest but reshape is still named by some step."""
     if name == "efficientnet-lite0":
         convert.convert()
@@ -68,10 +74,12 @@ def test_model_step_counts(webnn_page, server_url, name, limit):
 
 
 _CASE_STEPS_JS = """
-async (casesJson) => {
+async ([casesJson, overrides]) => {
   const {addToBuilder, fromBase64} = await import('/harness/graph_json.js');
   const {graphSlots} = await import('/polyfill/graph.js');
+  const {contextSlots} = await import('/polyfill/context.js');
   const context = await navigator.ml.createContext();
+  if (overrides) contextSlots(context).kernelOverrides = overrides;
   const out = {};
   try {
     for (const c of JSON.parse(casesJson)) {
@@ -89,28 +97,101 @@ async (casesJson) => {
 """
 
 
-def _case_steps(page, server_url, cases):
+def _case_steps(page, server_url, cases, overrides=None):
     open_harness(page, server_url)
-    return page.evaluate(_CASE_STEPS_JS, json.dumps(cases))
+    return page.evaluate(_CASE_STEPS_JS, [json.dumps(cases), overrides])
 
 
 def test_fused_cases_compile_to_one_step_each(webnn_page, server_url):
     """Every fused pattern of the conformance family is one step listing all its operators in
     order; a float16 graph adds only its boundary steps (inputs unpacked, the output packed)."""
-    cases = [c for c in fusion_cases.graph_cases() if "/unfused/" not in c["name"] and c["dataType"] == "float32"]
+    cases = [c for c in fusion_cases.graph_cases() if "/unfused/" not in c["name"] and "/views/" not in c["name"]
+             and "/attention/" not in c["name"] and "/siblings/" not in c["name"] and c["dataType"] == "float32"]
     steps = _case_steps(webnn_page, server_url, cases)
     for c in cases:
         assert steps[c["name"]] == [[op["op"] for op in c["graph"]["operators"]]], (c["name"], steps[c["name"]])
 
 
 def test_no_fusion_through_a_shared_or_output_intermediate(webnn_page, server_url):
-    """An intermediate read twice, or itself a graph output, keeps its own step and buffer:
-    conv2d stands alone; only the relu -> add that reads it is one step."""
+    """An intermediate read by two branches that do not rejoin, or itself a graph output, keeps
+    its own step and buffer: conv2d stands alone; only the relu -> add that reads it is one step."""
     cases = {c["name"].split("/")[-1]: c for c in fusion_cases.graph_cases()
              if "/unfused/" in c["name"] and c["dataType"] == "float32"}
     steps = _case_steps(webnn_page, server_url, list(cases.values()))
-    assert steps[cases["intermediate-read-twice"]["name"]] == [["conv2d"], ["relu", "add"]]
+    assert steps[cases["intermediate-read-twice"]["name"]] == [["conv2d"], ["sigmoid"], ["relu", "add"]]
     assert steps[cases["intermediate-is-output"]["name"]] == [["conv2d"], ["clamp"]]
+
+
+def _view_cases(data_type="float32"):
+    return {c["name"].split("/")[-1]: c for c in transformer_cases.graph_cases()
+            if "/views/" in c["name"] and c["dataType"] == data_type}
+
+
+def test_views_fold_into_the_matrix_steps(webnn_page, server_url):
+    """Transposes and reshapes read (or, after a matmul, written) by a matrix kernel through
+    strides take no step of their own; the folded operators are listed in the kernel's step. A
+    transpose with a non-matrix consumer, and a reshape merging non-contiguous dimensions, are
+    one strided copy each."""
+    cases = _view_cases()
+    steps = _case_steps(webnn_page, server_url, list(cases.values()))
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["attention-scores"] == [["matmul", "div", "transpose", "transpose"]], got
+    assert got["attention-context-merge-dense"] == [["matmul", "transpose", "transpose"], ["matmul"]], got
+    assert got["transpose-matmul-and-relu"] == [["matmul", "transpose"], ["transpose"], ["relu"]], got
+    assert got["reshape-needs-copy"] == [["transpose"], ["matmul"]], got
+    assert got["gemm-transposed-views"] == [["gemm", "transpose", "transpose"]], got
+
+
+def test_attention_is_one_step(webnn_page, server_url):
+    """With the context's kernelOverrides.attention on, matmul -> scale [-> mask] -> softmax ->
+    matmul is one step listing all its operators (the views around it included); with the
+    softmax also a graph output it stays three. Off (the default) it is three steps."""
+    cases = {c["name"].split("/attention/")[-1]: c for c in transformer_cases.graph_cases()
+             if "/attention/" in c["name"] and c["dataType"] == "float32"}
+    default = _case_steps(webnn_page, server_url, [cases["div-mask-softmax"]])
+    assert default[cases["div-mask-softmax"]["name"]] == [["matmul", "div", "add"], ["softmax"], ["matmul"]], default
+    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["div-mask-softmax"] == [["matmul", "div", "add", "softmax", "matmul"]], got
+    assert got["bert-views"] == [["matmul", "div", "softmax", "matmul", "transpose",
+                                  "transpose", "transpose", "transpose"]], got
+    assert got["mul-broadcast-v"] == [["matmul", "mul", "softmax", "matmul"]], got
+    assert got["long-rows"] == [["matmul", "softmax", "matmul"]], got
+    assert got["unfused/softmax-is-output"] == [["matmul"], ["softmax"], ["matmul"]], got
+
+
+def test_siblings_are_one_product(webnn_page, server_url):
+    """Q, K and V projections (matmul + bias of one A) are one product whose column ranges the
+    attention step reads in place; sibling products that are graph outputs are copied out."""
+    cases = {c["name"].split("/siblings/")[-1]: c for c in transformer_cases.graph_cases()
+             if "/siblings/" in c["name"] and c["dataType"] == "float32"}
+    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["qkv-attention"] == [["matmul", "add", "reshape"] * 3,
+                                    ["matmul", "div", "softmax", "matmul", "transpose"] + ["transpose"] * 3], got
+    assert got["outputs-no-bias"] == [["matmul", "matmul"], ["matmul"], ["matmul"]], got
+
+
+def test_fused_attention_values(webnn_page, server_url):
+    """The attention and sibling cases (masks with -Inf entries and rows, +Inf, NaN; float32 and
+    float16; broadcast V; 300-key rows) through the fused attention step against float64 NumPy
+    (test_conformance runs the same cases unfused, the default)."""
+    cases = [c for c in transformer_cases.graph_cases() if "/attention/" in c["name"] or "/siblings/" in c["name"]]
+    assert_all_pass(run_cases(webnn_page, server_url, cases, {"attention": True}))
+
+
+@pytest.mark.parametrize("kernel", ["tiled", "tiled128", "gemv", "tiled-split"])
+def test_view_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
+    """The view and sibling cases (NaN/±Inf in the strided operand, float32 and float16) against
+    float64 NumPy with each matrix kernel forced (the adapter's own pick runs them in test_conformance):
+    strided A and B loads, the transposed store, vec4 loads refused for strided operands."""
+    overrides = {"matmul": kernel} if kernel != "tiled-split" else {"matmul": "tiled", "splitK": 2}
+    cases = list(_view_cases().values()) + list(_view_cases("float16").values())
+    cases += [c for c in transformer_cases.graph_cases() if "/siblings/" in c["name"]]
+    if kernel != "tiled":  # each variant compiles in 0.3-2 s on SwiftShader: the attention
+        # layouts in float32 (float16 rounding is the shared epilogue's, checked on tiled)
+        cases = [c for c in cases if "attention" in c["name"] and c["dataType"] == "float32"]
+    assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
 
 # The fusion family's values with the kernels the adapter picks (NaN/±Inf in the fused operands,

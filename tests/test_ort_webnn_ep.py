@@ -3,11 +3,13 @@
 The harness page (polyfill installed) wraps ``MLGraphBuilder.prototype.build`` and
 ``MLContext.prototype.dispatch`` to count calls, then loads onnxruntime-web (``ort.min.mjs``
 from the git-ignored ``static/demos/bench-ort/vendor/``, installed by ``make setup``) and runs
-the random-weight MobileNetV2 (``tools/bench_models.py``: manifest -> ``model.onnx``) through
-``executionProviders: [{name: 'webnn', deviceType: 'gpu'}]`` with ORT's CPU fallback disabled,
-twice on the same input. The logits must equal onnxruntime's (Python, CPU EP) within 1e-4, ORT
-must have built exactly one WebNN graph (the whole model, no partition left to another EP) and
-issue exactly one dispatch per run.
+the random-weight MobileNetV2 and the 2-layer BERT-style encoder (``tools/bench_models.py``:
+manifest -> ``model.onnx``) through ``executionProviders: [{name: 'webnn', deviceType: 'gpu'}]``
+with ORT's CPU fallback disabled, twice on the same input. The output must equal onnxruntime's
+(Python, CPU EP) within 1e-4, ORT must have built exactly one WebNN graph (the whole model, no
+partition left to another EP) and issue exactly one dispatch per run. The encoder's graph as
+ORT's WebNN EP emits it must compile to as few GPU steps as our own builder code's (views,
+sibling products and fused attention found in ORT's graph too).
 """
 
 from __future__ import annotations
@@ -30,8 +32,16 @@ RUNS = 2
 
 _BODY = """
 const {countWebNNCalls, setUpOrt, ortVersion} = await import('/demos/bench-ort/runtimes.js');
+const {graphSlots} = await import('/polyfill/graph.js');
 const counts = countWebNNCalls();
-const base = '/models/mobilenetv2/';
+const graphs = [];
+const build = MLGraphBuilder.prototype.build;
+MLGraphBuilder.prototype.build = async function (...args) {
+  const graph = await build.apply(this, args);
+  graphs.push(graph);
+  return graph;
+};
+const base = '/models/%(model)s/';
 const [manifest, weights, model, input] = await Promise.all([
   fetch(base + 'manifest.json').then((r) => r.json()),
   fetch(base + 'weights.bin').then((r) => r.arrayBuffer()),
@@ -47,28 +57,27 @@ for (let i = 0; i < %(runs)d; i++) {
   out = await ort.run(new Float32Array(input));
   dispatchesPerRun.push(counts.dispatches - before);
 }
+const steps = graphs.map((g) => graphSlots(g).plan.describeSteps().map((st) => st.operators.map((o) => o.type)));
 await ort.release();
+MLGraphBuilder.prototype.build = build;
 const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 let bin = '';
 for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
 return {builds: buildsAfterSession, totalBuilds: counts.builds, dispatchesPerRun, logits: btoa(bin),
-        version: await ortVersion()};
+        version: await ortVersion(), steps};
 """
 
 
-@pytest.fixture(scope="module")
-def model():
-    """The MobileNetV2 manifest folder (made by ``make setup``; regenerated when stale)."""
+@pytest.mark.parametrize("name, max_steps", [("mobilenetv2", None), ("bert-encoder", 18)])
+def test_ort_webnn_ep_runs_the_bench_models_on_the_polyfill(webnn_page, server_url, name, max_steps):
+    """(the model folders are made by ``make setup``; regenerated when stale)"""
+    import onnxruntime
+
     if not (VENDOR / "ort.min.mjs").is_file():
         pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web "
                     "(python -m tools.bench_ort --install)")
-    return generate("mobilenetv2").parent
-
-
-def test_ort_webnn_ep_runs_mobilenetv2_on_the_polyfill(webnn_page, server_url, model):
-    import onnxruntime
-
-    result = run_js(webnn_page, server_url, _BODY % {"input": INPUT_FILE, "runs": RUNS})
+    model = generate(name).parent
+    result = run_js(webnn_page, server_url, _BODY % {"input": INPUT_FILE, "runs": RUNS, "model": name})
     assert "ok" in result, result
     got = result["ok"]
     assert got["version"] == "1.30.0"
@@ -76,9 +85,13 @@ def test_ort_webnn_ep_runs_mobilenetv2_on_the_polyfill(webnn_page, server_url, m
     assert got["dispatchesPerRun"] == [1] * RUNS, got
     logits = np.frombuffer(base64.b64decode(got["logits"]), "<f4")
     manifest = json.loads((model / "manifest.json").read_text())
-    x = np.fromfile(model / INPUT_FILE, "<f4").reshape(manifest["inputs"]["input"]["shape"])
+    (input_name, spec), = manifest["inputs"].items()
+    x = np.fromfile(model / INPUT_FILE, "<f4").reshape(spec["shape"])
     session = onnxruntime.InferenceSession(str(model / "model.onnx"), providers=["CPUExecutionProvider"])
-    expected = session.run(["logits"], {"input": x})[0].ravel()
-    assert logits.shape == expected.shape == (1000,)
-    assert np.abs(expected).max() > 1  # real logits, not a zero vector
+    expected = session.run([manifest["outputs"][0]], {input_name: x})[0].ravel()
+    assert logits.shape == expected.shape == (int(np.prod(manifest["output"]["shape"])),)
+    assert np.abs(expected).max() > 1  # real outputs, not a zero vector
+    print(name, len(got["steps"][0]), "steps:", got["steps"][0])
+    if max_steps is not None:
+        assert len(got["steps"][0]) <= max_steps, got["steps"]
     np.testing.assert_allclose(logits, expected, rtol=0, atol=ATOL)

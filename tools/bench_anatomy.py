@@ -4,7 +4,9 @@ variant; headless, printing a table.
 
 For each model (a generated manifest under /models/<name>/) and each kernel variant (the
 context's ``kernelOverrides`` slot: ``default`` is the adapter's choice, ``nosplit`` forces
-``{splitK: 1}``, so no matrix product is split along K; ``split64`` and ``split256`` split
+``{splitK: 1}``, so no matrix product is split along K; ``noattention`` / ``attention``
+(``{attention: false / true}``) leave matmul -> softmax -> matmul unfused or fuse it
+(compile/attention.js; unfused by default); ``split64`` and ``split256`` split
 towards 64 or 256 (``split32``: 32) workgroups instead of 128, see ops/matmul_kernels.js
 splitCount()) the page:
 
@@ -42,7 +44,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("bench-results/anatomy.json")
-VARIANTS = {"default": None, "nosplit": {"splitK": 1}, "split64": {"splitGroups": 64},
+VARIANTS = {"default": None, "nosplit": {"splitK": 1}, "noattention": {"attention": False}, "attention": {"attention": True}, "split64": {"splitGroups": 64},
             "split256": {"splitGroups": 256, "splitMinK": 32}, "split32": {"splitGroups": 32}}
 
 _BODY = """

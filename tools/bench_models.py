@@ -21,10 +21,16 @@ Each folder also gets ``input.bin``: the benchmark's input (float32, seeded unif
   layerNormalization (axes [2], epsilon 1e-12; ONNX LayerNormalization, opset 17). Input
   ``hidden`` 1x128x256 float32 (embeddings already looked up: no Gather of token ids), output
   ``output`` 1x128x256.
+* ``bert-base`` / ``bert-base-512``: the same encoder at BERT-base's size: 12 layers, hidden 768,
+  12 heads (64 each), FFN 3072, sequence 128 / 512 (85 M parameters, 340 MB of float32 weights,
+  the same weights for both: the embedding table is not part of it). Input ``hidden``
+  1xSx768, output ``output`` 1xSx768. Generated only on request (``--model``, or
+  ``tools/bench_ort.py`` when its run includes them): ``make setup`` and the test suite write
+  only DEFAULT_MODELS.
 
 Usage::
 
-    python -m tools.bench_models [--model mobilenetv2,bert-encoder] [--force] [--no-onnx]
+    python -m tools.bench_models [--model mobilenetv2,bert-encoder,bert-base,bert-base-512] [--force] [--no-onnx]
 
 Idempotent: a model is rewritten only when a file is missing or older than this module.
 """
@@ -58,6 +64,8 @@ MOBILENETV2_SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 
 MOBILENETV2_STEM, MOBILENETV2_HEAD, NUM_CLASSES = 32, 1280, 1000
 
 BERT = {"layers": 2, "sequence": 128, "hidden": 256, "heads": 4, "ffn": 1024, "epsilon": 1e-12}
+BERT_BASE = {"layers": 12, "sequence": 128, "hidden": 768, "heads": 12, "ffn": 3072, "epsilon": 1e-12}
+BERT_BASE_512 = {**BERT_BASE, "sequence": 512}
 
 
 def _conv(g: GraphWriter, rng: np.random.Generator, x: dict, name: str, in_ch: int, out_ch: int, kernel: int,
@@ -112,10 +120,12 @@ def mobilenetv2(rng: np.random.Generator) -> tuple[dict, bytes]:
     return description, g.weights()
 
 
-def bert_encoder(rng: np.random.Generator) -> tuple[dict, bytes]:
-    """The BERT-style encoder graph description and its weights (see the module docstring)."""
+def bert_encoder(rng: np.random.Generator, config: dict | None = None) -> tuple[dict, bytes]:
+    """The BERT-style encoder graph description and its weights (see the module docstring);
+    ``config`` (default BERT) gives layers, sequence, hidden, heads, ffn and epsilon."""
+    cfg = BERT if config is None else config
     g = GraphWriter()
-    seq, hid, heads, ffn = BERT["sequence"], BERT["hidden"], BERT["heads"], BERT["ffn"]
+    seq, hid, heads, ffn = cfg["sequence"], cfg["hidden"], cfg["heads"], cfg["ffn"]
     head = hid // heads
 
     def dense(x: dict, name: str, n_in: int, n_out: int) -> dict:
@@ -127,14 +137,14 @@ def bert_encoder(rng: np.random.Generator) -> tuple[dict, bytes]:
         scale = g.constant(f"{name}.scale", rng.uniform(0.8, 1.2, hid))
         bias = g.constant(f"{name}.bias", rng.uniform(-0.1, 0.1, hid))
         return g.op("layerNormalization", [x], name,
-                    {"scale": scale, "bias": bias, "axes": [2], "epsilon": BERT["epsilon"]})
+                    {"scale": scale, "bias": bias, "axes": [2], "epsilon": cfg["epsilon"]})
 
     sqrt2 = g.constant("const.sqrt2", np.array(math.sqrt(2.0)))
     one = g.constant("const.one", np.array(1.0))
     half = g.constant("const.half", np.array(0.5))
     scale = g.constant("const.sqrt_head", np.array(math.sqrt(head)))
     x = {"operand": "hidden"}
-    for layer in range(BERT["layers"]):
+    for layer in range(cfg["layers"]):
         p = f"layer{layer}"
         split = {}
         for part, perm in (("query", [0, 2, 1, 3]), ("key", [0, 2, 3, 1]), ("value", [0, 2, 1, 3])):
@@ -166,7 +176,14 @@ def bert_encoder(rng: np.random.Generator) -> tuple[dict, bytes]:
 MODELS: dict[str, tuple[Callable[[np.random.Generator], tuple[dict, bytes]], list[int]]] = {
     "mobilenetv2": (mobilenetv2, [1, NUM_CLASSES]),
     "bert-encoder": (bert_encoder, [1, BERT["sequence"], BERT["hidden"]]),
+    "bert-base": (lambda rng: bert_encoder(rng, BERT_BASE), [1, BERT_BASE["sequence"], BERT_BASE["hidden"]]),
+    "bert-base-512": (lambda rng: bert_encoder(rng, BERT_BASE_512), [1, BERT_BASE_512["sequence"], BERT_BASE["hidden"]]),
 }
+#: what ``make setup`` (no --model) writes: the suite's models; BERT-base's 340 MB only on request
+DEFAULT_MODELS = ("mobilenetv2", "bert-encoder")
+#: the random stream of each model (fixed, so adding a model changes no other model's weights;
+#: both BERT-base variants share one: the same weights at two sequence lengths)
+SEED_STREAM = {"bert-encoder": 0, "mobilenetv2": 1, "bert-base": 2, "bert-base-512": 2}
 
 
 def bench_input(manifest: dict) -> np.ndarray:
@@ -190,7 +207,7 @@ def generate(name: str, out_root: Path = GENERATED, *, force: bool = False, onnx
     stamp = Path(__file__).stat().st_mtime
     if not force and all(p.is_file() and p.stat().st_mtime > stamp for p in wanted):
         return manifest_path
-    description, weights = build(np.random.default_rng([SEED, sorted(MODELS).index(name)]))
+    description, weights = build(np.random.default_rng([SEED, SEED_STREAM[name]]))
     output = description["outputs"][0]
     manifest = {"name": name, "source": {"generator": "tools/bench_models.py", "seed": SEED,
                                          "weights": "random (not trained)"},
@@ -210,7 +227,8 @@ def generate(name: str, out_root: Path = GENERATED, *, force: bool = False, onnx
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m tools.bench_models", description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=",".join(MODELS), help=f"comma-separated: {', '.join(MODELS)}")
+    parser.add_argument("--model", default=",".join(DEFAULT_MODELS),
+                        help=f"comma-separated (default {','.join(DEFAULT_MODELS)}): {', '.join(MODELS)}")
     parser.add_argument("--force", action="store_true", help="rewrite even when up to date")
     parser.add_argument("--no-onnx", action="store_true", help="only the manifest and weights (no onnx package)")
     args = parser.parse_args(argv)

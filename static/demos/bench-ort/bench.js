@@ -1,6 +1,7 @@
 /**
  * One benchmark for every model x runtime, in one page, the runtimes alternating run by run.
- * URL parameters: models (comma list, default efficientnet-lite0,mobilenetv2,bert-encoder),
+ * URL parameters: models (comma list, default efficientnet-lite0,mobilenetv2,bert-encoder,bert-base,
+ * bert-base-512),
  * runtimes (default builder,webnn-ep,jsep,webgpu; see runtimes.js), runs (timed runs, 3),
  * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: top GPU steps
  * of our builder path through /polyfill/profiling.js when that module exists), submitSteps (a
@@ -10,7 +11,9 @@
  * (tools/bench_models.py, tools/bench_ort.py). Sets `window.lastRun` = {adapter, implementation,
  * ortVersion, config, models: [{model, inputShape, outputShape, runtimes: {<runtime>: {setupMs,
  * latency: {medianMs, minMs, maxMs, timesMs}, batch: {n, totalMs, perInferenceMs, inferencesPerS},
- * calls: {builds, dispatchesPerRun}, output: base64 float32} | {error}}, profile}]},
+ * calls: {builds, dispatchesPerRun, gpuSteps (polyfill runtimes: GPU dispatches per run, the steps
+ * of the graphs built)}, output: base64 float32} | {error}}, profile}]}; adapter includes its
+ * features and, where the adapter has them, its subgroup-matrix configurations,
  * or `window.lastError` = {name, message}.
  */
 import {ready} from '/polyfill/webnn.js';
@@ -18,7 +21,7 @@ import {toBase64} from '/harness/graph_json.js';
 import {median} from '/demos/image-classification/model.js';
 import {RUNTIMES, THREADS, countWebNNCalls, ortVersion, setUp, setUpBuilder} from './runtimes.js';
 
-const MODELS = ['efficientnet-lite0', 'mobilenetv2', 'bert-encoder'];
+const MODELS = ['efficientnet-lite0', 'mobilenetv2', 'bert-encoder', 'bert-base', 'bert-base-512'];
 const PROFILE_RUNS = 3;
 const TOP_STEPS = 10;
 
@@ -33,9 +36,12 @@ async function adapterInfo() {
     const adapter = await navigator.gpu?.requestAdapter({powerPreference: 'high-performance'});
     if (adapter) {
       const info = {};
-      for (const k of ['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']) {
+      for (const k of ['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter', 'subgroupMinSize', 'subgroupMaxSize']) {
         if (adapter.info?.[k] !== undefined) info[k] = adapter.info[k];
       }
+      info.features = [...adapter.features].sort();
+      const configs = adapter.info?.subgroupMatrixConfigs;
+      if (configs) info.subgroupMatrixConfigs = [...configs].map((c) => ({...Object.fromEntries(Object.keys(Object.getPrototypeOf(c)).map((k) => [k, c[k]]))}));
       return info;
     }
     await new Promise((r) => setTimeout(r, 500));
@@ -62,6 +68,14 @@ async function profileBuilder(manifest, weights, input) {
   }
 }
 
+/** Graphs built on the page (polyfill: their plans' step counts are the GPU dispatches per run). */
+const builtGraphs = [];
+
+async function gpuSteps(graphs) {
+  const {graphSlots} = await import('/polyfill/graph.js');
+  return graphs.reduce((n, g) => n + graphSlots(g).plan.steps.length, 0);
+}
+
 async function benchModel(name, runtimes, config, counts) {
   const base = `/models/${name}/`;
   const get = (file) => fetch(base + file).then((r) => {
@@ -75,10 +89,12 @@ async function benchModel(name, runtimes, config, counts) {
   const live = [];
   for (const runtime of runtimes) {
     const builds = counts.builds;
+    const graphs = builtGraphs.length;
     try {
       const r = await setUp(runtime, manifest, weights, new Uint8Array(model));
       live.push(r);
       results[runtime] = {setupMs: r.setupMs, calls: {builds: counts.builds - builds}};
+      if (builtGraphs.length > graphs) results[runtime].calls.gpuSteps = await gpuSteps(builtGraphs.slice(graphs));
     } catch (error) {
       results[runtime] = {error: `${error?.name ?? 'Error'}: ${error?.message ?? error}`};
     }
@@ -146,6 +162,14 @@ async function main() {
   const cpuOnly = config.runtimes.every((r) => r === 'cpu' || r === 'wasm');
   const adapter = cpuOnly ? await adapterInfo().catch(() => null) : await adapterInfo();
   const counts = countWebNNCalls();  // before ORT loads: its WebNN EP calls the wrapped methods
+  if (implementation === 'polyfill') {
+    const build = MLGraphBuilder.prototype.build;
+    MLGraphBuilder.prototype.build = async function (...args) {
+      const graph = await build.apply(this, args);
+      builtGraphs.push(graph);
+      return graph;
+    };
+  }
   const models = [];
   for (const name of config.models) models.push(await benchModel(name, config.runtimes, config, counts));
   return {adapter, implementation, ortVersion: await ortVersion(config.runtimes.some((r) => !['cpu', 'wasm', 'builder'].includes(r)) ? 'jsep' : 'wasm'), config, models};

@@ -7,10 +7,14 @@
  * (the binary, unary and activation tables of ops/elementwise.js and ops/activations.js). Its
  * output joins a chain when
  *  - its data type is float32 or float16 (integer graphs stay unfused),
- *  - it has exactly one consumer (counted per use: mul(x, x) is two) and is not a graph output,
- *  - that consumer is an element-wise stage: an activation, a float unary operator, or a binary
+ *  - it is not a graph output and every use of it is inside the chain: one consumer (counted
+ *    per use: mul(x, x) is two), or several where all but the first are later stages reading it
+ *    as their other operand (GELU's x * f(x); the epilogue keeps such values in variables),
+ *  - the next consumer is an element-wise stage (or a reshape/identity, a stage that changes
+ *    nothing: ORT's WebNN EP puts gemm -> reshape before the bias add): an activation, a float
+ *    unary operator, or a binary
  *    operator whose other operand broadcasts to the chain's shape without enlarging it (a
- *    residual of the same shape, a bias along the output channel, a scalar).
+ *    residual of the same shape, a bias along the output channel, a scalar, a chain value).
  * Chains grow while the stage's output qualifies in turn (conv -> add -> clamp), up to
  * MAX_OTHER_OPERANDS binary stages (binding limits). Each stage keeps
  * its own operator's semantics (NaN, ±Inf, float16 rounding of every intermediate), see
@@ -38,6 +42,8 @@ const KERNEL_PRODUCERS = new Set(['conv2d', 'convTranspose2d', 'gemm', 'matmul']
 function stageOf(node, at) {
   const dataType = node.outputs[0].dataType;
   if (!FLOAT.has(dataType)) return null;
+  // a reshape keeps every element's row-major index: the chain runs through it unchanged
+  if (node.op === 'reshape' || node.op === 'identity') return {node, expr: 'x', vars: ['x'], attrs: {}, other: null, reshape: true};
   const act = ACTIVATIONS[node.op];
   if (act && act.f) {
     const attrs = {};
@@ -68,7 +74,7 @@ function isProducer(node) {
  * @param {object[]} nodes reachable builder nodes in topological order
  * @param {object[]} outputs the graph's output operands
  * @returns {{tails: Map<object, object[]>, lowerAt: Map<object, object>, absorbed: Set<object>}}
- *   tails: producer node -> its stages ({node, expr, vars, attrs, other}), only for producers
+ *   tails: producer node -> its stages ({node, expr, vars, attrs, other, chainOther?}), only for producers
  *   with at least one; lowerAt: the last stage's node -> the producer to lower there;
  *   absorbed: every node lowered as part of another's step or later than its own position
  *   (producers of a chain and their stages)
@@ -78,7 +84,10 @@ export function planFusion(nodes, outputs) {
   const consumers = new Map();
   const count = (s, node, at) => {
     uses.set(s, (uses.get(s) ?? 0) + 1);
-    if (node) consumers.set(s, {node, at});
+    if (node) {
+      if (!consumers.has(s)) consumers.set(s, []);
+      consumers.get(s).push({node, at});
+    }
   };
   for (const node of nodes) node.inputs.forEach((input, at) => count(slots(input), node, at));
   for (const o of outputs) count(slots(o), null, -1);
@@ -87,24 +96,52 @@ export function planFusion(nodes, outputs) {
   const absorbed = new Set();
   for (const node of nodes) {
     if (absorbed.has(node) || !isProducer(node)) continue;
-    const tail = [];
-    let others = 0;
-    let value = slots(node.outputs[0]);
-    for (;;) {
-      if (uses.get(value) !== 1) break;
-      const next = consumers.get(value);
-      if (!next || absorbed.has(next.node)) break;
-      const stage = stageOf(next.node, next.at);
-      if (!stage || next.node.outputs[0].dataType !== value.dataType) break;
-      if (stage.other && ++others > MAX_OTHER_OPERANDS) break;
-      tail.push(stage);
-      absorbed.add(next.node);
-      value = slots(next.node.outputs[0]);
-    }
+    const tail = chainOf(node, uses, consumers, absorbed);
     if (!tail.length) continue;
+    for (const stage of tail) absorbed.add(stage.node);
     tails.set(node, tail);
     lowerAt.set(tail[tail.length - 1].node, node);
     absorbed.add(node);
   }
   return {tails, lowerAt, absorbed};
+}
+
+/**
+ * The longest chain of stages after producer `node` in which every value but the last is read
+ * only inside the chain: by the next stage, or as a later stage's other operand (`chainOther`:
+ * the index of that value, 0 = the producer's output, k + 1 = stage k's), which the epilogue
+ * keeps in a variable (GELU's x * f(x): matmul -> add bias -> div -> erf -> add -> mul(x, .)).
+ * A value read twice continues into its earliest consumer.
+ */
+function chainOf(node, uses, consumers, absorbed) {
+  const values = [slots(node.outputs[0])];
+  const pending = new Map([[values[0], uses.get(values[0])]]);
+  const tail = [];
+  const inTail = new Set();
+  let best = 0;
+  let others = 0;
+  for (;;) {
+    const value = values[values.length - 1];
+    const next = (consumers.get(value) ?? []).filter((c) => !absorbed.has(c.node) && !inTail.has(c.node))
+      .sort((x, y) => x.node.id - y.node.id)[0];
+    if (!next) break;
+    const stage = stageOf(next.node, next.at);
+    if (!stage || next.node.outputs[0].dataType !== value.dataType) break;
+    const at = stage.other ? values.indexOf(slots(stage.other)) : -1;
+    if (at >= 0) {
+      stage.chainOther = at;
+      stage.other = null;
+    } else if (stage.other && ++others > MAX_OTHER_OPERANDS) {
+      break;
+    }
+    pending.set(value, pending.get(value) - 1);
+    if (at >= 0) pending.set(values[at], pending.get(values[at]) - 1);
+    tail.push(stage);
+    inTail.add(next.node);
+    const out = slots(next.node.outputs[0]);
+    values.push(out);
+    pending.set(out, uses.get(out) ?? 0);
+    if (values.slice(0, -1).every((v) => pending.get(v) === 0)) best = tail.length;
+  }
+  return tail.slice(0, best);
 }

@@ -14,6 +14,11 @@
  *   L.step({shader, values, uniforms, threads | groups})   append one dispatch
  *   L.fusedStages(node)         the element-wise stages fused into node's step (compile/fusion.js),
  *                               applied by the kernel's epilogue (ops/epilogue.js); [] for none
+ *   L.view(operand)             the operand as a strided View (compile/views.js) without a copy:
+ *                               kernels that address strided data read deferred transposes so
+ *   L.defer(operand, view)      make `operand` a deferred View (materialized by L.value on demand)
+ *   L.storeView(node)           the transpose a matmul stores for (compile/views.js planStoreViews)
+ *   L.attention.get(node)       {scores, softmax} when matmul `node` ends a fused attention
  *
  * Each step records `operators`: the builder operators ({type, label}) it was made for, taken
  * from `L.origin`, which the compiler sets while lowering each node (and for output copies and
@@ -26,6 +31,7 @@ import {tensorSlots} from '../tensor.js';
 import {foldWorkgroups} from '../gpu/wgsl.js';
 import {lowerBoundaryIn, constantComputeBytes} from './boundary.js';
 import {maxBindingBytes} from '../gpu/device_limits.js';
+import {stridesOf} from '../shape/common.js';
 
 export class Lowering {
   /** @param {object} ctx context slots (device, pipelines, pool) */
@@ -41,6 +47,41 @@ export class Lowering {
     this.origin = [];
     /** @type {Map<object, object[]>} producer node -> fused stages (set by the compiler) */
     this.tails = new Map();
+    /** @type {Map<object, object>} operand slots -> deferred View (compile/views.js) */
+    this.deferred = new Map();
+    /** @type {Map<object, object>} matmul node -> the transpose node it stores for (set by the compiler) */
+    this.storeViews = new Map();
+    /** @type {Map<object, object>} second matmul -> {scores, softmax} of a fused attention (compile/attention.js) */
+    this.attention = new Map();
+    /** @type {Map<object, object>} matmul node -> its sibling group (compile/siblings.js) */
+    this.siblings = new Map();
+  }
+
+  /** The transpose node whose layout `node` (a matmul) stores its output in, or undefined. */
+  storeView(node) {
+    return this.storeViews.get(node);
+  }
+
+  /**
+   * `operand` as a View {value, offset, shape, strides, origins}: its deferred View when it has
+   * one not yet materialized, else its Value read row-major.
+   */
+  view(operand) {
+    const d = this.deferredView(operand);
+    if (d) return d;
+    const s = slots(operand);
+    return {value: this.value(operand), offset: 0, shape: s.shape, strides: stridesOf(s.shape), origins: []};
+  }
+
+  /** The deferred View of `operand` when it has one not yet materialized, else null. */
+  deferredView(operand) {
+    const s = slots(operand);
+    return this.byOperand.has(s) ? null : this.deferred.get(s) ?? null;
+  }
+
+  /** Makes `operand` the deferred View `view` (see compile/views.js). */
+  defer(operand, view) {
+    this.deferred.set(slots(operand), view);
   }
 
   /** The element-wise stages fused into `node`'s step, in order ([] when none). */
@@ -63,6 +104,16 @@ export class Lowering {
     const s = slots(operand);
     let v = this.byOperand.get(s);
     if (v) return v;
+    const deferred = this.deferred.get(s);
+    if (deferred) {
+      // its copy step is one of the view's operators
+      const origin = this.origin;
+      this.origin = deferred.origins;
+      v = deferred.materialize();
+      this.origin = origin;
+      this.byOperand.set(s, v);
+      return v;
+    }
     const desc = {dataType: s.dataType, shape: s.shape};
     if (s.kind === 'input') {
       const raw = this.newValue('input', Math.ceil(elementCount(s.shape) * DATA_TYPES[s.dataType].bytes), `input ${s.name}`, {name: s.name});

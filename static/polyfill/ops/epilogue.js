@@ -11,7 +11,9 @@
  * ops/elementwise.js BINARY/UNARY), so NaN and ±Inf behave identically; their parameters
  * (alpha, minValue...) are uniforms `e<k>_<name>`, read as p_<name>() in the expression (renamed
  * per stage); a binary stage's other operand is an extra binding `E<k>`, read at `i` (same element
- * count), 0 (one element) or through a broadcast indexer whose shape and strides are uniforms.
+ * count), 0 (one element) or through a broadcast indexer whose shape and strides are uniforms, or,
+ * when it is an earlier value of the chain itself (`chainOther`: GELU's x * f(x)), that value,
+ * kept in a variable `c<j>` (c0 = the producer's value, c<k+1> = stage k's).
  * For float16 the unfused operators round every result to binary16 when they store it: the
  * epilogue rounds the producer's value and each stage's result the same way (the store rounds
  * once more, which changes nothing).
@@ -62,7 +64,13 @@ export function addEpilogue(shader, L, node, {uses = '', library = MATH} = {}) {
     }
     const [x, y] = stage.vars;
     let bind = `  let ${x} = v;`;
-    if (stage.other) {
+    let param = '';
+    let arg = '';
+    if (stage.chainOther !== undefined) {
+      bind += `\n  let ${y} = o;`;
+      param = ', o: f32';
+      arg = `, c${stage.chainOther}`;
+    } else if (stage.other) {
       const other = stage.other;
       const outShape = stage.node.outputs[0].shape;
       shader.read(`E${k}`, wgslType(other.dataType));
@@ -78,17 +86,17 @@ export function addEpilogue(shader, L, node, {uses = '', library = MATH} = {}) {
       }
       bind += `\n  let ${y} = E${k}[${index}];`;
     }
-    fns.push(`fn epilogue_${k}(v: f32, i: u32) -> f32 {\n${bind}\n  return ${expr};\n}`);
-    calls.push(`  x = ${round(`epilogue_${k}(x, i)`)};`);
+    fns.push(`fn epilogue_${k}(v: f32, i: u32${param}) -> f32 {\n${bind}\n  return ${expr};\n}`);
+    calls.push(`  let c${k + 1} = ${round(`epilogue_${k}(c${k}, i${arg})`)};`);
   });
   const needsRound = dataType === 'float16' && !shader.helpers.some((h) => h === F16_ROUND);
   if (needsRound) shader.fn(F16_ROUND);
   shader.fn(collectHelpers(library, helpersUsedIn(library, exprs)));
   shader.fn(`${fns.join('\n')}
 fn epilogue(v: f32, i: u32) -> f32 {
-  var x = ${round('v')};
+  let c0 = ${round('v')};
 ${calls.join('\n')}
-  return x;
+  return c${stages.length};
 }`);
   return {values, uniforms};
 }

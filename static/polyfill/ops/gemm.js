@@ -1,7 +1,9 @@
 /**
  * Matrix products (spec §gemm, §matmul). Validation and shape inference in shape/matmul.js, the
  * kernels in matmul_kernels.js: transposition and broadcasting are expressed as strides, so
- * neither operator copies its inputs.
+ * neither operator copies its inputs; an input that is a deferred transpose/reshape view
+ * (compile/views.js) is read through its strides too, and a matmul whose only consumer is a
+ * transpose stores into the transposed layout.
  */
 import {typeError} from '../errors.js';
 import {broadcastStrides} from '../shape/common.js';
@@ -9,6 +11,11 @@ import {MATMUL_TYPES, gemmShape, matmulShape} from '../shape/matmul.js';
 import {matmulStep} from './matmul_kernels.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
+import {batchStridesOf, storeStrides} from '../compile/views.js';
+import {attentionStep} from './attention.js';
+import {lowerSiblings} from '../compile/siblings.js';
+import {stridedCopy} from './movement.js';
+import {simplifyStrided} from '../shape/movement.js';
 
 /**
  * Spec gemm(a, b, options): alpha * A' x B' + beta * C. MLGemmOptions {c, alpha = 1, beta = 1,
@@ -28,21 +35,30 @@ function gemm(builder, label, a, b, options = {}) {
 }
 
 function lowerGemm(node, L) {
+  const group = L.siblings.get(node);
+  if (group) {
+    if (!group.done) lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf, simplifyStrided});
+    return;
+  }
   const [a, b, c] = node.inputs;
   const {alpha, beta, aTranspose, bTranspose} = node.attrs;
   const [M, N] = node.outputs[0].shape;
   const K = aTranspose ? a.shape[0] : a.shape[1];
+  const va = L.view(a);
+  const vb = L.view(b);
+  L.origin = [...L.origin, ...va.origins, ...vb.origins];
   matmulStep(L, {
     node,
     label: node.label,
     dataType: node.outputs[0].dataType,
-    a: L.value(a),
-    b: L.value(b),
+    a: va.value,
+    b: vb.value,
     c: c ? L.value(c) : undefined,
     y: L.result(node),
     M, N, K,
-    aStrides: aTranspose ? [1, M] : [K, 1],
-    bStrides: bTranspose ? [1, K] : [N, 1],
+    offsets: {a: va.offset, b: vb.offset},
+    aStrides: aTranspose ? [va.strides[1], va.strides[0]] : va.strides,
+    bStrides: bTranspose ? [vb.strides[1], vb.strides[0]] : vb.strides,
     cStrides: c ? broadcastStrides(c.shape, [M, N]) : undefined,
     alpha,
     beta,
@@ -67,20 +83,43 @@ function lowerMatmul(node, L) {
   const [M, N] = shape.slice(rank - 2);
   const K = a.shape[a.shape.length - 1];
   const batchShape = shape.slice(0, rank - 2);
-  const batchStrides = (x, matrix) => broadcastStrides(x.shape.slice(0, x.shape.length - 2), batchShape).map((s) => s * matrix);
+  const group = L.siblings.get(node);
+  if (group) {
+    // one product for the group, lowered where its first member stands
+    if (!group.done) lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf, simplifyStrided});
+    return;
+  }
+  const transpose = L.storeView(node);
+  const store = transpose ? storeStrides(shape, transpose.attrs.permutation) : {};
+  const attention = L.attention.get(node);
+  if (attention) {
+    // softmax(stages(matmul(Q, Kt))) x V as one step (ops/attention.js)
+    const {scores, softmax} = attention;
+    L.origin = [scores.origin, ...L.fusedStages(scores).map((st) => st.node.origin), softmax.origin, ...L.origin,
+      ...(transpose ? [transpose.origin] : [])];
+    attentionStep(L, {scores, softmax, context: node}, {y: L.result(transpose ?? node), ...store});
+    return;
+  }
+  const va = L.view(a);
+  const vb = L.view(b);
+  const matrix = (v) => v.strides.slice(v.strides.length - 2);
+  L.origin = [...L.origin, ...va.origins, ...vb.origins, ...(transpose ? [transpose.origin] : [])];
   matmulStep(L, {
     node,
     label: node.label,
     dataType: node.outputs[0].dataType,
-    a: L.value(a),
-    b: L.value(b),
-    y: L.result(node),
+    a: va.value,
+    b: vb.value,
+    y: L.result(transpose ?? node),
     M, N, K,
-    aStrides: [K, 1],
-    bStrides: [N, 1],
+    offsets: {a: va.offset, b: vb.offset},
+    aStrides: matrix(va),
+    bStrides: matrix(vb),
+    yStrides: store.yStrides,
+    yBatchStride: store.yBatchStride,
     batchShape,
-    aBatchStrides: batchStrides(a, M * K),
-    bBatchStrides: batchStrides(b, K * N),
+    aBatchStrides: batchStridesOf(va, batchShape),
+    bBatchStrides: batchStridesOf(vb, batchShape),
   });
 }
 

@@ -3,7 +3,10 @@
  * §expand, §tile, §reverse, §pad): type-agnostic, they move 32-bit words in the compute layout (one
  * word per element, two for int64/uint64), so every MLOperandDataType works with the same kernels.
  *
- * reshape and identity alias their input (no copy). Every other operator is one strided copy
+ * reshape and identity alias their input (no copy). transpose is deferred as a strided view
+ * (compile/views.js): the matrix kernels read it through strides; any other consumer gets one
+ * strided copy, made where it is first needed (a reshape or identity of a deferred view stays a
+ * view when its strides allow). Every other operator is one strided copy
  * (shape/movement.js simplifyStrided): Y[i] = X[offset(i)] (gather form), or
  * Y[offset(i)] = X[i] (scatter form, for concat, one step per input); pad has its own kernel.
  */
@@ -14,9 +17,10 @@ import {castNumber} from '../shape/cast.js';
 import {checkUnsigned, stridesOf} from '../shape/common.js';
 import {
   PADDING_MODES, concatPlan, concatShape, expandPlan, expandShape, padPlan, padShape, reshapeShape, reversePlan,
-  reverseAxes, slicePlan, sliceParams, splitSizes, tilePlan, tileShape, transposePermutation, transposePlan,
+  reverseAxes, slicePlan, sliceParams, splitSizes, simplifyStrided, tilePlan, tileShape, transposePermutation,
 } from '../shape/movement.js';
 import {tensorLimits, rankRange} from './limits.js';
+import {reshapeStrides} from '../compile/views.js';
 import {addNode, operandOf} from '../builder_state.js';
 
 /** WGSL element type that moves one element of `dataType` in the compute layout. */
@@ -83,8 +87,32 @@ function lowerPlan(planOf) {
   };
 }
 
+/**
+ * Defers `node`'s output as a View over `src`'s data with `strides` for the output's shape; its
+ * materialization is one strided copy into the node's own result.
+ */
+function deferStrided(node, L, src, strides) {
+  const out = node.outputs[0];
+  const view = {value: src.value, offset: src.offset, shape: out.shape, strides, origins: [...src.origins, node.origin]};
+  view.materialize = () => {
+    const y = L.result(node);
+    stridedCopy(L, src.value, y, out.dataType, simplifyStrided(out.shape, strides, src.offset), false, node.label);
+    return y;
+  };
+  L.defer(out, view);
+}
+
 function lowerAlias(node, L) {
-  L.alias(node.outputs[0], L.value(node.inputs[0]));
+  const input = node.inputs[0];
+  const src = L.deferredView(input);
+  const strides = src && reshapeStrides(src.shape, src.strides, node.outputs[0].shape);
+  if (strides) deferStrided(node, L, src, strides);
+  else L.alias(node.outputs[0], L.value(input));
+}
+
+function lowerTranspose(node, L) {
+  const src = L.view(node.inputs[0]);
+  deferStrided(node, L, src, node.attrs.permutation.map((p) => src.strides[p]));
 }
 
 function concatMethod(builder, label, inputs, axis, options) {
@@ -228,7 +256,7 @@ export const operators = {
       const permutation = transposePermutation(s.shape.length, options.permutation, label);
       return {attrs: {permutation}, shape: permutation.map((p) => s.shape[p])};
     }),
-    lower: lowerPlan((inShape, outShape, attrs) => transposePlan(inShape, attrs.permutation)),
+    lower: lowerTranspose,
     limits: single(),
   },
   concat: {

@@ -12,8 +12,13 @@ Patterns: conv2d (general, depthwise, pointwise; nchw and nhwc) -> clamp / relu 
 leakyRelu / hardSwish, -> add (residual, bias-like per channel, scalar) -> clamp, -> sub with the
 chain value second; convTranspose2d -> elu; gemm -> add -> tanh; matmul (batched) -> add -> gelu;
 element-wise chains (add -> relu, mul -> add, the encoder's GELU div -> erf -> add -> mul -> mul,
-linear -> hardSigmoid -> softplus -> softsign); and unfused: the intermediate read twice, the
-intermediate a graph output.
+linear -> hardSigmoid -> softplus -> softsign); chains whose value is read again by a later stage
+(``diamond/``: matmul -> add bias -> the encoder's GELU, whose last but one mul reads the biased
+value again; conv2d -> relu -> add(conv, relu); gemm -> mul(g, g)); and unfused: the intermediate
+read by two branches that do not rejoin, the intermediate a graph output.
+
+The transformer patterns built on these chains (strided views, fused attention, sibling
+products) are tests/conformance/cases/transformer.py's.
 """
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ from tests.conformance.family_helpers import describe
 from tests.conformance.encode import graph_case
 from tests.reference.conv import convTranspose2d
 from tests.reference.elementwise import TOLERANCE, binary, unary
-from tests.reference.ops import conv2d, gemm, matmul
+from tests.reference.ops import conv2d, gemm, matmul, reshape, softmax, transpose
 
 SEED = 20261202
 NP = {"float32": np.float32, "float16": np.float16}
@@ -65,6 +70,12 @@ def _producer(op, args, options, data_type):
         return gemm(args[0], args[1], options, data_type)
     if op == "matmul":
         return matmul(args[0], args[1])
+    if op == "transpose":
+        return transpose(args[0], options)
+    if op == "reshape":
+        return reshape(args[0], args[1])
+    if op == "softmax":
+        return softmax(args[0], args[1])
     return _stage(op, args, options, data_type)
 
 
@@ -241,8 +252,9 @@ def _unfused_cases(rng, data_type):
         chain_case("unfused/intermediate-read-twice", data_type, arrays, ["x"], [
             _op("conv2d", ["x", "w"], "c", **conv),
             _op("relu", ["c"], "r"),
-            _op("add", ["c", "r"], "y"),
-        ], ["y"], "ULP", 37),
+            _op("sigmoid", ["c"], "g"),
+            _op("add", ["r", "g"], "y"),
+        ], ["y"], "ULP", _ulp(data_type, "sigmoid", base=37)),
         chain_case("unfused/intermediate-is-output", data_type, arrays, ["x"], [
             _op("conv2d", ["x", "w"], "c", **conv),
             _op("clamp", ["c"], "y", minValue=-0.5, maxValue=0.5),
@@ -250,10 +262,41 @@ def _unfused_cases(rng, data_type):
     ]
 
 
+def _diamond_cases(rng, data_type):
+    """Chains in which a later stage reads an earlier value of the chain again (one step)."""
+    arrays = {"a": dyadic(rng, (1, 5, 6)), "w": dyadic(rng, (6, 7), 16),
+              "c": specials(dyadic(rng, (7,)) * 8), "sqrt2": np.array([np.sqrt(2)]),
+              "one": np.array([1.0]), "half": np.array([0.5])}
+    atol = 2 ** -9 if data_type == "float32" else 2 ** -5
+    cases = [chain_case("diamond/matmul-bias-gelu-erf", data_type, arrays, ["a"], [
+        _op("matmul", ["a", "w"], "m"),
+        _op("add", ["m", "c"], "x"),
+        _op("div", ["x", "sqrt2"], "d"),
+        _op("erf", ["d"], "e"),
+        _op("add", ["e", "one"], "p"),
+        _op("mul", ["x", "p"], "q"),
+        _op("mul", ["q", "half"], "y"),
+    ], ["y"], "ATOL", atol)]
+    arrays = {"x": specials(dyadic(rng, (1, 2, 5, 6))), "w": dyadic(rng, (3, 2, 3, 3), 16)}
+    cases.append(chain_case("diamond/conv2d-relu-add", data_type, arrays, ["x"], [
+        _op("conv2d", ["x", "w"], "c", padding=[1, 1, 1, 1]),
+        _op("relu", ["c"], "r"),
+        _op("add", ["c", "r"], "y"),
+    ], ["y"], "ULP", 37))
+    arrays = {"a": specials(dyadic(rng, (7, 5))), "b": dyadic(rng, (5, 6), 16)}
+    cases.append(chain_case("diamond/gemm-square", data_type, arrays, ["a"], [
+        _op("gemm", ["a", "b"], "g"),
+        _op("mul", ["g", "g"], "y"),
+    ], ["y"], "ULP", 24))
+    return cases
+
+
 def graph_cases() -> list[dict]:
     rng = np.random.default_rng(SEED)
+    views = np.random.default_rng([SEED, 1])  # its own stream: the older cases keep their data
     cases = []
     for data_type in ("float32", "float16"):
         cases += _conv_cases(rng, data_type) + _matrix_cases(rng, data_type)
         cases += _elementwise_cases(rng, data_type) + _unfused_cases(rng, data_type)
+        cases += _diamond_cases(views, data_type)
     return cases

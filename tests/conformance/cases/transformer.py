@@ -1,0 +1,168 @@
+"""Conformance cases for the transformer patterns build() compiles specially (the family
+``transformer``; case names ``fusion/<type>/views|attention|siblings/...``, built and checked
+like tests/conformance/cases/fusion.py's chains, whose helpers they use).
+
+Views (``fusion/<type>/views/...``, compile/views.js): transposes and reshapes that the matrix
+kernels read through strides instead of a copy: the attention pattern Q K^T of a BERT encoder
+(reshape -> transpose on both operands), the context product stored straight into its
+transposed layout and merged back by a reshape, a transpose that is both a matmul operand and
+an element-wise input (copied once for the latter), a reshape that merges non-contiguous
+dimensions (copied), gemm of a transposed view with aTranspose / bTranspose.
+
+Attention (``attention/``, compile/attention.js + ops/attention.js): matmul -> scale (div or mul)
+[-> add mask] -> softmax over the last axis -> matmul (one step where the context's kernelOverrides.attention is on; the
+family runs them unfused, the default, and tests/test_fusion.py fused): with a mask holding -Inf
+entries, a row of only -Inf, +Inf and NaN (those rows are NaN, as softmax defines them), the
+BERT encoder's reshape/transpose views around it, broadcast batches of V, rows of 300 keys (several
+passes of the workgroup), and the softmax also a graph output (not fused).
+
+Siblings (``siblings/``, compile/siblings.js): matmuls of one A with constant B's (+ constant
+bias adds) as one product: a Q/K/V projection feeding attention, and a pair without bias whose
+results are graph outputs (copied out of the merged product).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.conformance.cases.fusion import SEED, _op, _ulp, chain_case, dyadic, specials
+
+
+def _view_cases(rng, data_type):
+    """Transposes / reshapes read or written by the matrix kernels through strides (exact data:
+    dyadic products, the ULP bound is the product's)."""
+    seq, heads, dim = 6, 2, 4
+    hid = heads * dim
+    q = specials(dyadic(rng, (1, seq, hid)) * 2)
+    arrays = {"q": q, "k": dyadic(rng, (1, seq, hid)), "p": dyadic(rng, (1, heads, seq, seq), 4),
+              "v": dyadic(rng, (1, seq, hid)), "w": dyadic(rng, (hid, 5), 16), "two": np.array([2.0])}
+    split = [1, seq, heads, dim]
+    cases = [chain_case("views/attention-scores", data_type, arrays, ["q", "k"], [
+        _op("reshape", ["q", split], "qh"),
+        _op("transpose", ["qh"], "qt", permutation=[0, 2, 1, 3]),
+        _op("reshape", ["k", split], "kh"),
+        _op("transpose", ["kh"], "kt", permutation=[0, 2, 3, 1]),
+        _op("matmul", ["qt", "kt"], "s"),
+        _op("div", ["s", "two"], "y"),
+    ], ["y"], "ULP", _ulp(data_type, "div", base=2 * dim + 2))]
+    cases.append(chain_case("views/attention-context-merge-dense", data_type, arrays, ["p", "v"], [
+        _op("reshape", ["v", split], "vh"),
+        _op("transpose", ["vh"], "vt", permutation=[0, 2, 1, 3]),
+        _op("matmul", ["p", "vt"], "c"),
+        _op("transpose", ["c"], "ct", permutation=[0, 2, 1, 3]),
+        _op("reshape", ["ct", [1, seq, hid]], "cm"),
+        _op("matmul", ["cm", "w"], "y"),
+    ], ["y"], "ULP", 4 * (seq + hid) + 4))
+    x = specials(dyadic(rng, (5, 7)) * 2)
+    arrays = {"x": x, "b": dyadic(rng, (5, 3), 16)}
+    cases.append(chain_case("views/transpose-matmul-and-relu", data_type, arrays, ["x"], [
+        _op("transpose", ["x"], "xt"),
+        _op("matmul", ["xt", "b"], "m"),
+        _op("relu", ["xt"], "r"),
+    ], ["m", "r"], "ULP", 12))
+    arrays = {"x": dyadic(rng, (2, 3, 4)), "w": specials(dyadic(rng, (8, 5), 16))}
+    cases.append(chain_case("views/reshape-needs-copy", data_type, arrays, ["x"], [
+        _op("transpose", ["x"], "xt", permutation=[1, 0, 2]),
+        _op("reshape", ["xt", [3, 8]], "xr"),
+        _op("matmul", ["xr", "w"], "y"),
+    ], ["y"], "ULP", 18))
+    arrays = {"a": dyadic(rng, (9, 6)), "b": dyadic(rng, (6, 7), 16), "c": specials(dyadic(rng, (9, 7)))}
+    cases.append(chain_case("views/gemm-transposed-views", data_type, arrays, ["a", "b"], [
+        _op("transpose", ["a"], "at"),
+        _op("transpose", ["b"], "bt"),
+        _op("gemm", ["at", "bt"], "y", c="c", aTranspose=True, bTranspose=True),
+    ], ["y"], "ULP", 14))
+    return cases
+
+
+def _attention_cases(rng, data_type):
+    """Fused attention against the operator-by-operator float64 reference (ATOL: probabilities
+    <= 1 times values <= 1, summed in f32; float16 rounds every intermediate as the operators do)."""
+    atol = 2 ** -16 if data_type == "float32" else 2 ** -8
+    mask = np.zeros((1, 1, 5, 7))
+    mask[0, 0, 0, [1, 4]] = -np.inf
+    mask[0, 0, 1, :] = -np.inf
+    mask[0, 0, 2, 3] = np.inf
+    mask[0, 0, 3, 6] = np.nan
+    arrays = {"q": rng.uniform(-1, 1, (1, 2, 5, 4)), "k": rng.uniform(-1, 1, (1, 2, 4, 7)),
+              "v": dyadic(rng, (1, 2, 7, 3)), "two": np.array([2.0]), "mask": mask}
+    cases = [chain_case("attention/div-mask-softmax", data_type, arrays, ["q", "k", "v", "mask"], [
+        _op("matmul", ["q", "k"], "s"),
+        _op("div", ["s", "two"], "d"),
+        _op("add", ["d", "mask"], "a"),
+        _op("softmax", ["a", 3], "p"),
+        _op("matmul", ["p", "v"], "y"),
+    ], ["y"], "ATOL", atol)]
+    seq, heads, dim = 6, 2, 4
+    split = [1, seq, heads, dim]
+    arrays = {n: rng.uniform(-1, 1, (1, seq, heads * dim)) for n in ("q", "k", "v")}
+    arrays["sqrt"] = np.array([2.0])
+    cases.append(chain_case("attention/bert-views", data_type, arrays, ["q", "k", "v"], [
+        _op("reshape", ["q", split], "qh"),
+        _op("transpose", ["qh"], "qt", permutation=[0, 2, 1, 3]),
+        _op("reshape", ["k", split], "kh"),
+        _op("transpose", ["kh"], "kt", permutation=[0, 2, 3, 1]),
+        _op("reshape", ["v", split], "vh"),
+        _op("transpose", ["vh"], "vt", permutation=[0, 2, 1, 3]),
+        _op("matmul", ["qt", "kt"], "s"),
+        _op("div", ["s", "sqrt"], "d"),
+        _op("softmax", ["d", 3], "p"),
+        _op("matmul", ["p", "vt"], "c"),
+        _op("transpose", ["c"], "ct", permutation=[0, 2, 1, 3]),
+        _op("reshape", ["ct", [1, seq, heads * dim]], "y"),
+    ], ["y"], "ATOL", atol))
+    arrays = {"q": rng.uniform(-1, 1, (2, 3, 4, 5)), "k": rng.uniform(-1, 1, (2, 3, 5, 6)),
+              "v": dyadic(rng, (3, 6, 4)), "half": np.array([0.5])}
+    cases.append(chain_case("attention/mul-broadcast-v", data_type, arrays, ["q", "k"], [
+        _op("matmul", ["q", "k"], "s"),
+        _op("mul", ["s", "half"], "d"),
+        _op("softmax", ["d", 3], "p"),
+        _op("matmul", ["p", "v"], "y"),
+    ], ["y"], "ATOL", atol))
+    arrays = {"q": rng.uniform(-1, 1, (1, 1, 9, 8)), "k": rng.uniform(-1, 1, (1, 1, 8, 300)),
+              "v": dyadic(rng, (1, 1, 300, 5))}
+    cases.append(chain_case("attention/long-rows", data_type, arrays, ["q", "k", "v"], [
+        _op("matmul", ["q", "k"], "s"),
+        _op("softmax", ["s", 3], "p"),
+        _op("matmul", ["p", "v"], "y"),
+    ], ["y"], "ATOL", atol))
+    arrays = {"q": rng.uniform(-1, 1, (1, 3, 5)), "k": rng.uniform(-1, 1, (1, 5, 4)), "v": dyadic(rng, (1, 4, 2))}
+    cases.append(chain_case("attention/unfused/softmax-is-output", data_type, arrays, ["q", "k", "v"], [
+        _op("matmul", ["q", "k"], "s"),
+        _op("softmax", ["s", 2], "p"),
+        _op("matmul", ["p", "v"], "y"),
+    ], ["p", "y"], "ATOL", atol))
+    return cases
+
+
+def _sibling_cases(rng, data_type):
+    seq, heads, dim = 6, 2, 4
+    hid = heads * dim
+    split = [1, seq, heads, dim]
+    arrays = {"x": rng.uniform(-1, 1, (1, seq, hid)), "two": np.array([2.0])}
+    for n in "qkv":
+        arrays[f"w{n}"] = dyadic(rng, (hid, hid), 16)
+        arrays[f"b{n}"] = dyadic(rng, (hid,), 4)
+    arrays["bv"] = specials(arrays["bv"], (np.inf,))
+    ops = []
+    for n, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]), ("v", [0, 2, 1, 3])):
+        ops += [_op("matmul", ["x", f"w{n}"], f"m{n}"), _op("add", [f"m{n}", f"b{n}"], f"p{n}"),
+                _op("reshape", [f"p{n}", split], f"h{n}"), _op("transpose", [f"h{n}"], f"t{n}", permutation=perm)]
+    ops += [_op("matmul", ["tq", "tk"], "s"), _op("div", ["s", "two"], "d"), _op("softmax", ["d", 3], "p"),
+            _op("matmul", ["p", "tv"], "c"), _op("transpose", ["c"], "ct", permutation=[0, 2, 1, 3]),
+            _op("reshape", ["ct", [1, seq, hid]], "y")]
+    atol = 2 ** -14 if data_type == "float32" else 2 ** -6
+    cases = [chain_case("siblings/qkv-attention", data_type, arrays, ["x"], ops, ["y"], "ATOL", atol)]
+    arrays = {"x": specials(dyadic(rng, (5, 7))), "w1": dyadic(rng, (7, 3), 16), "w2": dyadic(rng, (7, 5), 16)}
+    cases.append(chain_case("siblings/outputs-no-bias", data_type, arrays, ["x"], [
+        _op("matmul", ["x", "w1"], "y1"),
+        _op("matmul", ["x", "w2"], "y2"),
+    ], ["y1", "y2"], "ULP", 16))
+    return cases
+
+
+def graph_cases() -> list[dict]:
+    rng = np.random.default_rng([SEED, 2])
+    cases = []
+    for data_type in ("float32", "float16"):
+        cases += _view_cases(rng, data_type) + _attention_cases(rng, data_type) + _sibling_cases(rng, data_type)
+    return cases
