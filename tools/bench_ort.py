@@ -204,7 +204,7 @@ def format_tables(run: dict[str, Any]) -> str:
                          f"| {calls} | {diff} |")
     browser = run.get("browser", "")
     lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
-              f"{cfg['batch']} runs then one read; ORT-web {run['ortVersion']}; cpu/wasm threads: {cfg.get('threads', 1)}; adapter: "
+              f"{cfg['batch']} runs then one read; ORT-web {run.get('ortVersion') or '(not loaded)'}; cpu/wasm threads: {cfg.get('threads', 1)}; adapter: "
               f"{adapter_line(run.get('adapter') or {})}"
               + (f" (features: {', '.join(run['adapter']['features'])})" if (run.get('adapter') or {}).get('features') else "") + (f"; Chromium {browser}" if browser else "")
               + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")]

@@ -172,7 +172,9 @@ async function main() {
   }
   const models = [];
   for (const name of config.models) models.push(await benchModel(name, config.runtimes, config, counts));
-  return {adapter, implementation, ortVersion: await ortVersion(config.runtimes.some((r) => !['cpu', 'wasm', 'builder'].includes(r)) ? 'jsep' : 'wasm'), config, models};
+  // ORT's version from the build its runtimes loaded (none for our builder code alone, which needs no ORT)
+  const ort = config.runtimes.some((r) => !['cpu', 'wasm', 'builder'].includes(r)) ? 'jsep' : config.runtimes.some((r) => r !== 'builder') ? 'wasm' : null;
+  return {adapter, implementation, ortVersion: ort ? await ortVersion(ort) : null, config, models};
 }
 
 const out = document.getElementById('out');
