@@ -344,6 +344,13 @@ function validateNamed(entries, descriptors, what) {
   }
 }
 
+/** The slots every context has, whichever backend: its graphs and tensors, the lost promise. */
+function commonSlots(powerPreference) {
+  let resolveLost;
+  const lostPromise = new Promise((r) => { resolveLost = r; });
+  return {powerPreference, graphs: new Set(), tensors: new Set(), lostInfo: null, lostPromise, resolveLost, nextTensorId: 1};
+}
+
 /**
  * Creates an MLContext on `device`.
  * @param {GPUDevice} device
@@ -354,26 +361,18 @@ function validateNamed(entries, descriptors, what) {
  */
 export function createContextObject(device, {ownsDevice, adapterInfo, powerPreference, polyfill = {}}) {
   const context = Object.create(MLContext.prototype);
-  let resolveLost;
-  const lostPromise = new Promise((r) => { resolveLost = r; });
   const completion = new Completion(device, {adapterInfo, enabled: polyfill.fastReadback !== false});
   CONTEXT_SLOTS.set(context, {
+    ...commonSlots(powerPreference),
     device,
     maxTensorByteLength: maxTensorByteLength(device),
     ownsDevice,
     adapterInfo,
-    powerPreference,
     completion,
     profilingRequested: Boolean(polyfill.profiling),
     profiling: Boolean(polyfill.profiling) && device.features.has('timestamp-query'),
     pool: new BufferPool(device, completion),
     pipelines: new PipelineCache(device),
-    graphs: new Set(),
-    tensors: new Set(),
-    lostInfo: null,
-    lostPromise,
-    resolveLost,
-    nextTensorId: 1,
   });
   // A device of our own is destroyed only by loseContext() itself; the application's device (createContext(gpuDevice))
   // may be destroyed by the application, which loses the context.
@@ -394,19 +393,11 @@ export function createContextObject(device, {ownsDevice, adapterInfo, powerPrefe
  */
 export function createCpuContextObject(backend, {powerPreference}) {
   const context = Object.create(MLContext.prototype);
-  let resolveLost;
-  const lostPromise = new Promise((r) => { resolveLost = r; });
   CONTEXT_SLOTS.set(context, {
+    ...commonSlots(powerPreference),
     cpu: backend,
     device: null,
     maxTensorByteLength: backend.maxTensorByteLength,
-    powerPreference,
-    graphs: new Set(),
-    tensors: new Set(),
-    lostInfo: null,
-    lostPromise,
-    resolveLost,
-    nextTensorId: 1,
   });
   return context;
 }

@@ -54,3 +54,21 @@ export function createOperand(builder, desc, origin) {
   });
   return operand;
 }
+
+/**
+ * The operator nodes that `outputs` depend on, in creation (= topological) order: what build()
+ * compiles, for the WebGPU plan (compile/plan.js) and the CPU context's ONNX model (cpu/compile.js).
+ * @param {MLOperand[]} outputs
+ * @returns {object[]} nodes ({id, op, inputs, outputs, attrs, ...}, builder_state.js addNode)
+ */
+export function reachableNodes(outputs) {
+  const seen = new Set();
+  const stack = outputs.map((o) => slots(o));
+  while (stack.length) {
+    const s = stack.pop();
+    if (s.kind !== 'op' || seen.has(s.node)) continue;
+    seen.add(s.node);
+    for (const input of s.node.inputs) stack.push(slots(input));
+  }
+  return [...seen].sort((a, b) => a.id - b.id);
+}

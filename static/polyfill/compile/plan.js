@@ -9,7 +9,7 @@
  */
 import {domError} from '../errors.js';
 import {DATA_TYPES, elementCount, isDirect} from '../dtypes.js';
-import {slots} from '../operand.js';
+import {reachableNodes, slots} from '../operand.js';
 import {contextSlots} from '../context.js';
 import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
@@ -24,19 +24,6 @@ import {captureErrors} from '../gpu/error_scope.js';
 import {StepTimer} from './step_timer.js';
 
 const STORAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0; // no WebGPU: CPU context only
-
-/** Nodes the outputs depend on, in creation (= topological) order. */
-function reachableNodes(outputs) {
-  const seen = new Set();
-  const stack = outputs.map((o) => slots(o));
-  while (stack.length) {
-    const s = stack.pop();
-    if (s.kind !== 'op' || seen.has(s.node)) continue;
-    seen.add(s.node);
-    for (const input of s.node.inputs) stack.push(slots(input));
-  }
-  return [...seen].sort((a, b) => a.id - b.id);
-}
 
 /**
  * Compiles the graph for `entries` ([name, MLOperand] pairs) on `context`.

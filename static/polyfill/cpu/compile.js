@@ -4,7 +4,7 @@
  * created from it, and a plan whose dispatch() queues one session.run().
  */
 import {domError} from '../errors.js';
-import {slots} from '../operand.js';
+import {reachableNodes, slots} from '../operand.js';
 import {contextSlots} from '../context.js';
 import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
@@ -17,19 +17,6 @@ import {RECURRENT_LOWERINGS} from './lower_recurrent.js';
 
 /** WebNN operator name -> lower(node, G) returning the ONNX value of each output. */
 export const CPU_LOWERINGS = Object.freeze({...ELEMENTWISE_LOWERINGS, ...TENSOR_LOWERINGS, ...WINDOW_LOWERINGS, ...RECURRENT_LOWERINGS});
-
-/** Nodes the outputs depend on, in creation (= topological) order. */
-function reachableNodes(outputs) {
-  const seen = new Set();
-  const stack = outputs.map((o) => slots(o));
-  while (stack.length) {
-    const s = stack.pop();
-    if (s.kind !== 'op' || seen.has(s.node)) continue;
-    seen.add(s.node);
-    for (const input of s.node.inputs) stack.push(slots(input));
-  }
-  return [...seen].sort((a, b) => a.id - b.id);
-}
 
 /**
  * opSupportLimits() of the CPU context: the shared operator table's limits (the builder
