@@ -99,7 +99,10 @@ def test_no_module_duplicates_the_math_library():
     exp_acc for exp_f), calls a loose WGSL builtin, tests NaN on the bits, or keeps its own
     relu / sigmoid / tanh table."""
     names = math_helper_names()
-    modules = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.js"))
+    # cpu/ writes ONNX graphs for ONNX Runtime (its Pow and Sigmoid nodes are ONNX operators, not
+    # WGSL builtins), vendor/ is ORT's own code: neither holds WGSL
+    modules = sorted(m for m in (p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.js"))
+                     if not m.startswith(("cpu/", "vendor/")))
     assert len(modules) > 40
     found = [v for m in modules for v in violations(m, (ROOT / m).read_text(), names)]
     assert not found, "\n".join(found)
