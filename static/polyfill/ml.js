@@ -16,6 +16,10 @@ import {createContextObject} from './context.js';
 import {checkDeviceAlive} from './interop.js';
 import {polyfillOptions} from './options.js';
 import {isSoftwareAdapter} from './ops/adapter_kind.js';
+import {enumValue} from './shape/common.js';
+
+/** MLPowerPreference values. */
+const POWER_PREFERENCES = ['default', 'high-performance', 'low-power'];
 
 /** Device limits we ask for when the adapter offers more than the defaults. */
 const WANTED_LIMITS = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
@@ -51,10 +55,7 @@ export class ML {
       return createContextObject(options, {ownsDevice: false, adapterInfo: options.adapterInfo, powerPreference: 'default'});
     }
     // WebIDL: the enum member is converted by ToString (a String object or toString() counts)
-    const powerPreference = options?.powerPreference === undefined ? 'default' : String(options.powerPreference);
-    if (!['default', 'high-performance', 'low-power'].includes(powerPreference)) {
-      throw new TypeError(`createContext: invalid powerPreference "${String(powerPreference)}"`);
-    }
+    const powerPreference = enumValue(options?.powerPreference, POWER_PREFERENCES, 'default', 'createContext', 'powerPreference');
     const polyfill = polyfillOptions(options);
     const wanted = chooseDevice(options);
     if (wanted === 'cpu') return cpuContext(options, powerPreference);

@@ -47,9 +47,8 @@ function settleRead(t, settle, source, outputData, isDetached) {
 
 /** One CPU context's engine and work queue (kept in the context's `cpu` slot). */
 class CpuBackend {
-  constructor(ort, threads) {
+  constructor(ort) {
     this.ort = ort;
-    this.threads = threads;
     this.maxTensorByteLength = MAX_TENSOR_BYTES;
     this.tail = Promise.resolve();
     this.queued = 0;
@@ -127,7 +126,6 @@ class CpuBackend {
  * @throws (rejects) NotSupportedError when ONNX Runtime cannot be loaded
  */
 export async function createCpuContext({powerPreference, ortBaseUrl, threads}) {
-  const n = threads ?? defaultThreads();
-  const ort = await loadOrt(ortBaseUrl ?? defaultOrtBase(), n);
-  return createCpuContextObject(new CpuBackend(ort, n), {powerPreference});
+  const ort = await loadOrt(ortBaseUrl ?? defaultOrtBase(), threads ?? defaultThreads());
+  return createCpuContextObject(new CpuBackend(ort), {powerPreference});
 }

@@ -9,7 +9,7 @@ import {contextSlots} from '../context.js';
 import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
 import {IO_TYPES, tensorLimits} from '../ops/limits.js';
-import {OnnxGraph} from './onnx_graph.js';
+import {OnnxGraph, TYPED} from './onnx_graph.js';
 import {ELEMENTWISE_LOWERINGS} from './lower_elementwise.js';
 import {TENSOR_LOWERINGS} from './lower_tensor.js';
 import {WINDOW_LOWERINGS} from './lower_window.js';
@@ -57,22 +57,22 @@ class CpuPlan {
   dispatch(ctx, inputs, outputs) {
     const {ort} = this.backend;
     const feeds = Object.entries(inputs).map(([name, t]) => [this.inputs.get(name), t.bytes]);
-    const fetches = Object.entries(outputs).map(([name, t]) => [this.outputs.get(name), t]);
-    const targets = fetches.map(([, t]) => [t, t.bytes]);
+    // each output's tensor slots and the memory bound now (a later destroy() does not unbind it)
+    const fetches = Object.entries(outputs).map(([name, t]) => ({onnx: this.outputs.get(name), t, bytes: t.bytes}));
     this.backend.enqueue(async () => {
       if (this.backend.destroyed) return; // a lost context fails its outstanding work
       try {
         const feed = {};
         for (const [info, bytes] of feeds) feed[info.onnx] = new ort.Tensor(info.dataType, typedView(bytes, info.dataType), info.dims);
         const results = await this.session.run(feed);
-        fetches.forEach(([onnx], k) => {
+        for (const {onnx, t, bytes} of fetches) {
           const data = results[onnx].data;
-          targets[k][1].set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-          targets[k][0].failure = null;
-        });
+          bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+          t.failure = null;
+        }
         for (const r of Object.values(results)) r.dispose?.();
       } catch (e) {
-        for (const [t] of targets) t.failure = e?.message ?? String(e);
+        for (const {t} of fetches) t.failure = e?.message ?? String(e);
       }
     });
   }
@@ -86,13 +86,8 @@ class CpuPlan {
   }
 }
 
-const VIEWS = {
-  float32: Float32Array, float16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
-  int64: BigInt64Array, uint64: BigUint64Array, int8: Int8Array, uint8: Uint8Array,
-};
-
 function typedView(bytes, dataType) {
-  const T = VIEWS[dataType];
+  const T = TYPED[dataType];
   return new T(bytes.buffer, bytes.byteOffset, bytes.byteLength / T.BYTES_PER_ELEMENT);
 }
 

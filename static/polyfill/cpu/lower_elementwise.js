@@ -215,9 +215,12 @@ function prelu(node, G) {
   })];
 }
 
+/** The range of each 8- and 32-bit integer type (exact in float64). */
+const RANGES = {int8: [-128, 127], uint8: [0, 255], int32: [-2147483648, 2147483647], uint32: [0, 4294967295]};
+
 /** Exact float64 bounds of each integer type's saturation, and the value above the last bound. */
 const SATURATE = {
-  int8: [-128, 127], uint8: [0, 255], int32: [-2147483648, 2147483647], uint32: [0, 4294967295],
+  ...RANGES,
   // 64-bit: the largest double below 2^63 (2^64) is 1024 (2048) less; inputs at or past 2^63 (2^64)
   // give the type's maximum through a Where
   int64: [-(2 ** 63), 2 ** 63 - 1024, 2 ** 63, 2n ** 63n - 1n], uint64: [0, 2 ** 64 - 2048, 2 ** 64, 2n ** 64n - 1n],
@@ -283,8 +286,6 @@ function dequantizeLinear(node, G) {
   const sf = G.cast(expandBlocks(G, G.value(scale), scale.shape, shape), typeOf(scale), 'float32');
   return [G.cast(G.op('Mul', [G.op('Sub', [xf, zf]), sf]), 'float32', out)];
 }
-
-const RANGES = {int8: [-128, 127], uint8: [0, 255], int32: [-2147483648, 2147483647], uint32: [0, 4294967295]};
 
 /** quantizeLinear: clamp(roundEven(x / scale) + zeroPoint) in the zero point's type. */
 function quantizeLinear(node, G) {

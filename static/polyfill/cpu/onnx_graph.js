@@ -17,10 +17,14 @@ export const OPSET = 21;
  */
 export const CARRIER = Object.freeze({float16: 'float32', int8: 'int32', uint8: 'int32', uint32: 'int64', uint64: 'int64', int32: 'int64'});
 
-const TYPED = {
+/**
+ * The typed array over each data type's little-endian bytes, as ORT's Tensor takes them (float16
+ * as its raw bits in a Uint16Array, which dtypes.js's DATA_TYPES view is not where Float16Array exists).
+ */
+export const TYPED = Object.freeze({
   float32: Float32Array, float16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
   int64: BigInt64Array, uint64: BigUint64Array, int8: Int8Array, uint8: Uint8Array,
-};
+});
 
 /** @returns {Uint8Array} the bytes of `values` as a `dataType` array */
 export function bytesOfValues(dataType, values) {
