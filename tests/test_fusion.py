@@ -55,8 +55,9 @@ def test_model_step_counts(webnn_page, server_url, name, limit):
     BERT-style encoder compiles to 18 (66 operators; 32 before views, diamond chains and sibling
     products): per layer one Q/K/V product, the scores + scale, softmax, the context product
     (its transposes read and written through strides), the output projection + residual, layer
-    norm, FFN in + GELU, FFN out + residual, layer norm (9; on a CPU adapter, which splits no
-    product along K; 7 with kernelOverrides.attention, test_attention_is_one_step). Every
+    norm, FFN in + GELU, FFN out + residual, layer norm (9 on a CPU adapter, which splits no
+    product along K and leaves attention unfused; 7 with attention fused, as hardware adapters
+    do, test_attention_is_one_step). Every
     operator of the manifest but reshape is still named by some step."""
     if name == "efficientnet-lite0":
         convert.convert()
@@ -143,9 +144,11 @@ def test_views_fold_into_the_matrix_steps(webnn_page, server_url):
 
 
 def test_attention_is_one_step(webnn_page, server_url):
-    """With the context's kernelOverrides.attention on, matmul -> scale [-> mask] -> softmax ->
-    matmul is one step listing all its operators (the views around it included); with the
-    softmax also a graph output it stays three. Off (the default) it is three steps."""
+    """Fused (the default on hardware adapters; here, on SwiftShader, through the context's
+    kernelOverrides.attention), matmul -> scale [-> mask] -> softmax -> matmul is one step listing
+    all its operators (the views around it included); with the softmax also a graph output, or a
+    head size over the kernel's 64, it stays three. Unfused (the default on software adapters)
+    it is three steps."""
     cases = {c["name"].split("/attention/")[-1]: c for c in transformer_cases.graph_cases()
              if "/attention/" in c["name"] and c["dataType"] == "float32"}
     default = _case_steps(webnn_page, server_url, [cases["div-mask-softmax"]])
@@ -157,6 +160,9 @@ def test_attention_is_one_step(webnn_page, server_url):
                                   "transpose", "transpose", "transpose"]], got
     assert got["mul-broadcast-v"] == [["matmul", "mul", "softmax", "matmul"]], got
     assert got["long-rows"] == [["matmul", "softmax", "matmul"]], got
+    for name in ("bert-head-64", "odd-heads"):
+        assert got[name] == [["matmul", "mul", "add", "softmax", "matmul"]], got
+    assert got["head-80-unfused"] == [["matmul", "mul", "add"], ["softmax"], ["matmul"]], got
     assert got["unfused/softmax-is-output"] == [["matmul"], ["softmax"], ["matmul"]], got
 
 

@@ -146,7 +146,8 @@ def reference_output(folder: Path) -> np.ndarray:
 
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int,
-             profile: bool, submit_steps: str | None = None, threads: int = 1) -> str:
+             profile: bool, submit_steps: str | None = None, threads: int = 1,
+             kernel_overrides: str | None = None) -> str:
     """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads); more than
     one thread makes the page cross-origin isolated (``coi=1``: COOP/COEP from the server)."""
     params = {"models": ",".join(models), "runtimes": ",".join(runtimes), "runs": runs, "warmup": warmup,
@@ -155,6 +156,8 @@ def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, w
         params["coi"] = 1
     if submit_steps:
         params["submitSteps"] = submit_steps
+    if kernel_overrides:
+        params["kernelOverrides"] = kernel_overrides
     query = urlencode(params)
     return f"{base_url}/demos/bench-ort/?{query}"
 
@@ -207,7 +210,8 @@ def format_tables(run: dict[str, Any]) -> str:
               f"{cfg['batch']} runs then one read; ORT-web {run.get('ortVersion') or '(not loaded)'}; cpu/wasm threads: {cfg.get('threads', 1)}; adapter: "
               f"{adapter_line(run.get('adapter') or {})}"
               + (f" (features: {', '.join(run['adapter']['features'])})" if (run.get('adapter') or {}).get('features') else "") + (f"; Chromium {browser}" if browser else "")
-              + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")]
+              + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")
+              + (f"; kernelOverrides {json.dumps(cfg['kernelOverrides'])}" if cfg.get("kernelOverrides") else "")]
     return "\n".join(lines).lstrip("\n")
 
 
@@ -245,7 +249,8 @@ def update_readme(run: dict[str, Any], readme: Path = README) -> None:
 
 
 def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int, profile: bool,
-          timeout_s: float, launches: int = 3, submit_steps: str | None = None, threads: int = 1) -> dict[str, Any]:
+          timeout_s: float, launches: int = 3, submit_steps: str | None = None, threads: int = 1,
+          kernel_overrides: str | None = None) -> dict[str, Any]:
     """Run the page once in a fresh headless browser (retrying a missing adapter); returns its
     ``window.lastRun`` plus ``browser`` and ``wallSeconds``."""
     from playwright.sync_api import sync_playwright
@@ -254,7 +259,8 @@ def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch:
     from tests.live_server import serve_in_thread
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps, threads),
+        return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps, threads,
+                                                     kernel_overrides),
                                  timeout_s, launches, "bench")
 
 
@@ -287,7 +293,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="threads of the cpu and wasm runtimes (default 1; more serves the page cross-origin isolated)")
     parser.add_argument("--submit-steps", metavar="N|doubling",
                         help="set every polyfill context's submitSteps slot (compile/plan.js), a measuring knob")
+    parser.add_argument("--kernel-overrides", metavar="JSON",
+                        help="merge this object into every polyfill context's kernelOverrides slot "
+                             "(e.g. '{\"attention\": false}'), a measuring knob")
     args = parser.parse_args(argv)
+    if args.kernel_overrides:
+        try:
+            if not isinstance(json.loads(args.kernel_overrides), dict):
+                raise ValueError
+        except ValueError:
+            parser.error(f"--kernel-overrides takes a JSON object; got {args.kernel_overrides!r}")
     if args.readme is not None:
         source = Path(args.readme) if args.readme else args.out
         update_readme(json.loads(source.read_text(encoding="utf-8")))
@@ -306,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")
         references = {name: reference_output(prepare_model(name)) for name in models}
         run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches,
-                    args.submit_steps, args.threads)
+                    args.submit_steps, args.threads, args.kernel_overrides)
     except Exception as exc:  # noqa: BLE001 - report any failure as exit status 2
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

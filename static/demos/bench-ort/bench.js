@@ -6,7 +6,8 @@
  * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: top GPU steps
  * of our builder path through /polyfill/profiling.js when that module exists), submitSteps (a
  * measuring knob: every context the page or ORT creates gets this submitSteps slot, a number or
- * 'doubling', see /polyfill/compile/plan.js; polyfill only).
+ * 'doubling', see /polyfill/compile/plan.js; polyfill only), kernelOverrides (JSON, merged into
+ * the kernelOverrides slot of every such context, e.g. {"attention":false}; polyfill only).
  * Each model folder /models/<name>/ holds manifest.json, weights.bin, model.onnx and input.bin
  * (tools/bench_models.py, tools/bench_ort.py). Sets `window.lastRun` = {adapter, implementation,
  * ortVersion, config, models: [{model, inputShape, outputShape, runtimes: {<runtime>: {setupMs,
@@ -148,13 +149,17 @@ async function main() {
     threads: THREADS, crossOriginIsolated: Boolean(globalThis.crossOriginIsolated)};
   const {implementation} = await ready;
   const submitSteps = params.get('submitSteps');
-  if (submitSteps) {
-    config.submitSteps = submitSteps;
+  const kernelOverrides = params.get('kernelOverrides');
+  if (submitSteps) config.submitSteps = submitSteps;
+  if (kernelOverrides) config.kernelOverrides = JSON.parse(kernelOverrides);
+  if (submitSteps || kernelOverrides) {
     const {contextSlots} = await import('/polyfill/context.js');
     const create = navigator.ml.createContext.bind(navigator.ml);
     navigator.ml.createContext = async (...args) => {
       const context = await create(...args);
-      contextSlots(context).submitSteps = submitSteps === 'doubling' ? submitSteps : Number(submitSteps);
+      const slots = contextSlots(context);
+      if (submitSteps) slots.submitSteps = submitSteps === 'doubling' ? submitSteps : Number(submitSteps);
+      if (kernelOverrides) slots.kernelOverrides = {...slots.kernelOverrides, ...config.kernelOverrides};
       return context;
     };
   }

@@ -4,8 +4,8 @@
  *   P = softmax(scores, last axis);  Y = matmul(P, V)
  * where the scores (after the stages) and P are each read once, by the next node only, and
  * neither is a graph output; the second matmul has no fused stages of its own and its batch
- * shape is the scores' batch shape; the data type is float32 or float16; a row of S scores fits
- * the kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
+ * shape is the scores' batch shape; the data type is float32 or float16; the head sizes fit the
+ * kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
  * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP. compile/plan.js
  * applies it only where the context slot kernelOverrides.attention is true (its kernel is not yet
  * faster than the three unfused steps, see there).
@@ -41,7 +41,8 @@ export function planAttention(nodes, outputs, fusion) {
     const out = node.outputs[0].shape;
     if (out.length !== shape.length || out.slice(0, -2).some((d, i) => d !== shape[i])) continue;
     const q = scores.inputs[0];
-    if (!attentionFits(shape[shape.length - 1], q.shape[q.shape.length - 1])) continue;
+    const v = node.inputs[1];
+    if (!attentionFits(shape[shape.length - 1], q.shape[q.shape.length - 1], v.shape[v.shape.length - 1])) continue;
     found.set(node, {scores, softmax});
   }
   return found;

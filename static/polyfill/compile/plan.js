@@ -17,6 +17,7 @@ import {Lowering} from './lowering.js';
 import {planFusion} from './fusion.js';
 import {planStoreViews} from './views.js';
 import {planAttention} from './attention.js';
+import {isSoftwareAdapter} from '../ops/adapter_kind.js';
 import {planSiblings} from './siblings.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
@@ -40,10 +41,11 @@ export async function compileGraph(context, entries) {
   // a matmul storing into its transpose's layout: the transpose has no step of its own
   L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
   // matmul -> (scale, mask) -> softmax -> matmul as one step at the second matmul
-  // (compile/attention.js) only where the context slot kernelOverrides.attention is true: its
-  // kernel was slower than the three unfused steps on the H200 (BERT-base back to back 3.15
-  // against 2.80 ms a run at seq 128, 11.6 against 7.0 at 512) and on SwiftShader.
-  const fuseAttention = ctx.kernelOverrides?.attention === true;
+  // (compile/attention.js, ops/attention.js) on hardware adapters; the context slot
+  // kernelOverrides.attention (true / false) decides instead where set. Not on software
+  // adapters: SwiftShader pays for the kernel's workgroup barriers (the 2-layer encoder's fused
+  // step 93-100 ms a layer against 30-40 ms for the three unfused steps)
+  const fuseAttention = ctx.kernelOverrides?.attention ?? !isSoftwareAdapter(ctx);
   L.attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion) : new Map();
   // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js)
   L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...L.attention.keys()]));

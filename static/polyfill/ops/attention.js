@@ -7,146 +7,137 @@
  * the projections, compile/views.js), Y is written through strides (straight into a following
  * transpose's layout, as the matrix kernels do).
  *
- * One workgroup of 256 invocations per (batch, block of TQ query rows): K passes through workgroup
- * memory in tiles of KT keys (loaded along the head dimension, so neighbouring invocations read
- * neighbouring addresses of the d-contiguous K^T views), the TQ x S scores go to
- * workgroup memory, each through the first matmul's epilogue (ops/epilogue.js: the stages' own
- * semantics and float16 rounding, `i` the score's row-major index in the scores' shape); the
- * row's max and sum are reduced by 256 / TQ invocations each; the probabilities replace the scores
- * (rounded to float16 for a float16 graph, as the unfused softmax stores them); then each
- * invocation accumulates outputs over S in f32. NaN and ±Inf follow ops/softmax.js: a row whose
- * max is NaN or ±Inf is NaN. Needs S * TQ <= SCORES floats of workgroup memory (S <= 2048) and
- * D < K_TILE (attentionFits); compile/attention.js leaves other shapes unfused.
+ * Flash-style (one pass over the keys, online softmax): one workgroup of 128 invocations per
+ * (batch, block of TQ = 16 query rows). The block's Q rows sit in workgroup memory; the keys pass
+ * in tiles of KB = 32: the tile of K through workgroup memory, each invocation computing 4
+ * scores of one row (8 invocations a row) through the first matmul's epilogue (ops/epilogue.js:
+ * the stages' own semantics and float16 rounding, `i` the score's row-major index in the scores'
+ * shape); the row's running maximum m (NaN-propagating) and the tile's probabilities
+ * exp(s - m) follow; the running sum l and the invocation's Dv / 8 output accumulators are scaled
+ * by exp(m_old - m) and the tile of V (through the same workgroup memory) is added in. At the end
+ * Y = acc / l, all in f32. NaN and ±Inf follow ops/softmax.js: a row whose maximum is NaN or
+ * ±Inf (a row of only -Inf included) is NaN; a row's -Inf scores weigh 0. A float16 graph's
+ * scores are rounded to binary16 as the unfused first matmul stores them; its probabilities are
+ * not (the unfused softmax rounds them), a difference within float16 rounding of a sum of
+ * weights that add to 1. Needs D <= 64 and Dv <= 64 (attentionFits); compile/attention.js
+ * leaves other shapes unfused. Workgroup memory: 3,904 f32 (15.6 KB, within WebGPU's default
+ * 16 KB).
  */
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {F16_ROUND, storeExpr, wgslType} from '../gpu/types.js';
 import {addEpilogue} from './epilogue.js';
 import {batchStridesOf} from '../compile/views.js';
 
-/** f32 scores (and then probabilities) kept in workgroup memory per workgroup. */
-export const SCORES = 2048;
-const THREADS = 256;
+/** Invocations per workgroup. */
+const THREADS = 128;
+/** Query rows per workgroup. */
+const TQ = 16;
+/** Keys per tile; each of a row's THREADS / TQ = 8 invocations holds KB / 8 of its scores. */
+const KB = 32;
+const PER_ROW = THREADS / TQ;
+/** The largest head size D (of Q and K) and Dv (of V) the workgroup memory takes. */
+const MAX_D = 64;
 
-/** Query rows per workgroup for rows of `S` keys: a power of two, at most 16, TQ * S <= SCORES. */
-export function rowsPerGroup(S) {
-  let tq = 16;
-  while (tq > 1 && tq * S > SCORES) tq /= 2;
-  return tq * S <= SCORES ? tq : 0;
+/** Whether rows of `S` keys with head sizes `D` (Q, K) and `DV` (V) fit the kernel. */
+export function attentionFits(S, D, DV) {
+  return S >= 1 && D >= 1 && D <= MAX_D && DV >= 1 && DV <= MAX_D;
 }
 
-/** f32 of workgroup memory for the staged tile of K (KT keys x (D + 1), padded against bank conflicts). */
-const K_TILE = 1792;
-
-/** Whether rows of `S` keys with head size `D` fit the kernel's workgroup memory. */
-export function attentionFits(S, D) {
-  return rowsPerGroup(S) > 0 && D + 1 <= K_TILE;
-}
-
-/** Keys per staged tile of K for head size `D` (1 to 32). */
-export function keysPerTile(D) {
-  return Math.max(1, Math.min(32, Math.floor(K_TILE / (D + 1))));
-}
-
-function attentionShader(dataType, batchRank, tq, kt) {
+function attentionShader(dataType, batchRank, dv) {
   const T = wgslType(dataType);
-  const g = THREADS / tq;
+  const cols = Math.ceil(dv / PER_ROW);
   const shader = new Shader('attention').read('Q', T).read('K', T).read('V', T).write('Y', T);
   for (const n of ['M', 'S', 'D', 'DV', 'batches', 'blocks', 'q_base', 'q_sm', 'q_sk', 'k_base', 'k_sk', 'k_sn',
     'v_base', 'v_sk', 'v_sn', 'y_base', 'y_sm', 'y_sn', 'y_bs']) shader.uniform(n);
   declareIndexer(shader, 'qb', batchRank);
   declareIndexer(shader, 'kb', batchRank);
   declareIndexer(shader, 'vb', batchRank);
-  shader.shared('sc', `array<f32, ${SCORES}>`).shared('red', `array<f32, ${THREADS}>`)
-    .shared('kt', `array<f32, ${K_TILE}>`);
-  const roundP = dataType === 'float16' ? (e) => `f16_round(${e})` : (e) => e;
-  const reduce = (op) => `
-  for (var h = ${g / 2}u; h > 0u; h /= 2u) {
-    if (t < h) { red[li] = ${op}; }
-    workgroupBarrier();
-  }`;
+  // Q rows (stride D + 1), the K or V tile (K: KB x (D + 1); V: KB x Dv), the tile's
+  // probabilities (stride KB + 1), the rows' partial maxima and sums
+  shader.shared('qs', `array<f32, ${TQ * (MAX_D + 1)}>`).shared('kv', `array<f32, ${KB * (MAX_D + 1)}>`)
+    .shared('ps', `array<f32, ${TQ * (KB + 1)}>`).shared('rmax', `array<f32, ${THREADS}>`)
+    .shared('rsum', `array<f32, ${THREADS}>`);
+  const round = dataType === 'float16' ? (e) => `f16_round(${e})` : (e) => e;
+  const per = KB / PER_ROW;
+  const range = (n) => [...Array(n).keys()];
   const body = `
   let batch = wg / u_blocks();
   if (batch >= u_batches()) { return; }
-  let r0 = (wg % u_blocks()) * ${tq}u;
+  let r0 = (wg % u_blocks()) * ${TQ}u;
   let q0 = u_q_base() + qb_offset(batch);
   let k0 = u_k_base() + kb_offset(batch);
   let v0 = u_v_base() + vb_offset(batch);
   let s_n = u_S();
-  // K in tiles of KT keys through workgroup memory (loaded along d: Kt is [D, S], usually d-contiguous)
-  for (var j0 = 0u; j0 < s_n; j0 += ${kt}u) {
-    for (var e = li; e < ${kt}u * u_D(); e += ${THREADS}u) {
-      let key = e / u_D();
-      let d = e % u_D();
-      var kv = 0.0;
-      if (j0 + key < s_n) { kv = f32(K[k0 + d * u_k_sk() + (j0 + key) * u_k_sn()]); }
-      kt[key * (u_D() + 1u) + d] = kv;
+  let d_n = u_D();
+  let dv_n = u_DV();
+  let r = li / ${PER_ROW}u;
+  let c = li % ${PER_ROW}u;
+  let m = r0 + r;
+  for (var e = li; e < ${TQ}u * d_n; e += ${THREADS}u) {
+    let row = r0 + e / d_n;
+    var qv = 0.0;
+    if (row < u_M()) { qv = f32(Q[q0 + row * u_q_sm() + (e % d_n) * u_q_sk()]); }
+    qs[(e / d_n) * ${MAX_D + 1}u + e % d_n] = qv;
+  }
+  var m_run = -inf_f();
+  var l_run = 0.0;
+${range(cols).map((j) => `  var o${j} = 0.0;`).join('\n')}
+  for (var j0 = 0u; j0 < s_n; j0 += ${KB}u) {
+    // the tile of K, loaded along d (Kt is [D, S], usually d-contiguous)
+    for (var e = li; e < ${KB}u * d_n; e += ${THREADS}u) {
+      let key = e / d_n;
+      let d = e % d_n;
+      var kval = 0.0;
+      if (j0 + key < s_n) { kval = f32(K[k0 + d * u_k_sk() + (j0 + key) * u_k_sn()]); }
+      kv[key * ${MAX_D + 1}u + d] = kval;
     }
     workgroupBarrier();
-    for (var e = li; e < ${tq * kt}u; e += ${THREADS}u) {
-      let m = r0 + e / ${kt}u;
-      let jj = e % ${kt}u;
-      let j = j0 + jj;
-      if (m < u_M() && j < s_n) {
-        let qr = q0 + m * u_q_sm();
-        let kr = jj * (u_D() + 1u);
-        let qs = u_q_sk();
-        var a0 = 0.0;
-        var a1 = 0.0;
-        var d = 0u;
-        for (; d + 2u <= u_D(); d += 2u) {
-          a0 += f32(Q[qr + d * qs]) * kt[kr + d];
-          a1 += f32(Q[qr + (d + 1u) * qs]) * kt[kr + d + 1u];
-        }
-        if (d < u_D()) { a0 += f32(Q[qr + d * qs]) * kt[kr + d]; }
-        let acc = a0 + a1;
-        sc[(e / ${kt}u) * s_n + j] = ${roundP('epilogue(acc, (batch * u_M() + m) * s_n + j)')};
-      }
+${range(per).map((i) => `    var a${i} = 0.0;`).join('\n')}
+    let qr = r * ${MAX_D + 1}u;
+    for (var d = 0u; d < d_n; d++) {
+      let qd = qs[qr + d];
+${range(per).map((i) => `      a${i} += qd * kv[(c + ${i * PER_ROW}u) * ${MAX_D + 1}u + d];`).join('\n')}
+    }
+${range(per).map((i) => `    let key${i} = j0 + c + ${i * PER_ROW}u;
+    var s${i} = -inf_f();
+    if (m < u_M() && key${i} < s_n) { s${i} = ${round(`epilogue(a${i}, (batch * u_M() + m) * s_n + key${i})`)}; }`).join('\n')}
+    rmax[li] = ${range(per).slice(1).reduce((acc, i) => `max_nan_f(${acc}, s${i})`, 's0')};
+    workgroupBarrier();
+    var m_new = m_run;
+    for (var x = 0u; x < ${PER_ROW}u; x++) { m_new = max_nan_f(m_new, rmax[r * ${PER_ROW}u + x]); }
+    // a maximum of NaN or +Inf makes the row NaN (below); -Inf so far: nothing weighs yet
+    let finite = is_finite_f(m_new);
+    let alpha = select(0.0, exp_f(m_run - m_new), finite);
+${range(per).map((i) => `    let p${i} = select(0.0, exp_f(s${i} - m_new), finite);
+    ps[r * ${KB + 1}u + c + ${i * PER_ROW}u] = p${i};`).join('\n')}
+    rsum[li] = ${range(per).map((i) => `p${i}`).join(' + ')};
+    m_run = m_new;
+    // the tile of V replaces K's (every score is computed: the barrier above)
+    for (var e = li; e < ${KB}u * dv_n; e += ${THREADS}u) {
+      let key = e / dv_n;
+      var vval = 0.0;
+      if (j0 + key < s_n) { vval = f32(V[v0 + (j0 + key) * u_v_sk() + (e % dv_n) * u_v_sn()]); }
+      kv[e] = vval;
+    }
+    workgroupBarrier();
+    var tsum = 0.0;
+    for (var x = 0u; x < ${PER_ROW}u; x++) { tsum += rsum[r * ${PER_ROW}u + x]; }
+    l_run = l_run * alpha + tsum;
+${range(cols).map((j) => `    o${j} *= alpha;`).join('\n')}
+    let keys = min(${KB}u, s_n - j0);
+    for (var k = 0u; k < keys; k++) {
+      let p = ps[r * ${KB + 1}u + k];
+      let vr = k * dv_n + c;
+${range(cols).map((j) => `      o${j} += p * kv[vr + ${j * PER_ROW}u];`).join('\n')}
     }
     workgroupBarrier();
   }
-  let r = li / ${g}u;
-  let t = li % ${g}u;
-  let row = r * s_n;
-  var mx = -inf_f();
-  for (var j = t; j < s_n; j += ${g}u) { mx = max_nan_f(mx, sc[row + j]); }
-  red[li] = mx;
-  workgroupBarrier();${reduce('max_nan_f(red[li], red[li + h])')}
-  let rmax = red[r * ${g}u];
-  workgroupBarrier();
-  var sum = 0.0;
-  for (var j = t; j < s_n; j += ${g}u) { sum += exp_f(sc[row + j] - rmax); }
-  red[li] = sum;
-  workgroupBarrier();${reduce('red[li] + red[li + h]')}
-  let rsum = red[r * ${g}u];
-  for (var j = t; j < s_n; j += ${g}u) {
-    sc[row + j] = ${roundP('select(nan_f(), exp_f(sc[row + j] - rmax) / rsum, is_finite_f(rmax))')};
-  }
-  workgroupBarrier();
-  let y0 = u_y_base() + batch * u_y_bs();
-  for (var e = li; e < ${tq}u * u_DV(); e += ${THREADS}u) {
-    let rr = e / u_DV();
-    let n = e % u_DV();
-    let m = r0 + rr;
-    if (m < u_M()) {
-      // four independent sums: four loads of V in flight per invocation
-      let vc = v0 + n * u_v_sn();
-      let vs = u_v_sk();
-      let pr = rr * s_n;
-      var a0 = 0.0;
-      var a1 = 0.0;
-      var a2 = 0.0;
-      var a3 = 0.0;
-      var j = 0u;
-      for (; j + 4u <= s_n; j += 4u) {
-        a0 += sc[pr + j] * f32(V[vc + j * vs]);
-        a1 += sc[pr + j + 1u] * f32(V[vc + (j + 1u) * vs]);
-        a2 += sc[pr + j + 2u] * f32(V[vc + (j + 2u) * vs]);
-        a3 += sc[pr + j + 3u] * f32(V[vc + (j + 3u) * vs]);
-      }
-      for (; j < s_n; j++) { a0 += sc[pr + j] * f32(V[vc + j * vs]); }
-      let acc = (a0 + a1) + (a2 + a3);
-      Y[y0 + m * u_y_sm() + n * u_y_sn()] = ${storeExpr(dataType, 'acc')};
-    }
+  if (m < u_M()) {
+    let y0 = u_y_base() + batch * u_y_bs() + m * u_y_sm();
+    let ok = is_finite_f(m_run);
+${range(cols).map((j) => `    if (c + ${j * PER_ROW}u < dv_n) {
+      Y[y0 + (c + ${j * PER_ROW}u) * u_y_sn()] = ${storeExpr(dataType, `select(nan_f(), o${j} / l_run, ok)`)};
+    }`).join('\n')}
   }`;
   if (dataType === 'float16') shader.fn(F16_ROUND);
   return {shader, body};
@@ -174,9 +165,8 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   const vk = L.view(kt);
   const vv = L.view(v);
   const tail = (x) => x.strides.slice(x.strides.length - 2);
-  const tq = rowsPerGroup(S);
-  const blocks = Math.ceil(M / tq);
-  const {shader, body} = attentionShader(dataType, batchShape.length, tq, keysPerTile(D));
+  const blocks = Math.ceil(M / TQ);
+  const {shader, body} = attentionShader(dataType, batchShape.length, DV);
   const ep = addEpilogue(shader, L, scores, {uses: body});
   shader.main(body, {workgroupSize: THREADS, guard: false});
   const [ysm, ysn] = yStrides ?? [DV, 1];

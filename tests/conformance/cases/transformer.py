@@ -14,7 +14,8 @@ Attention (``attention/``, compile/attention.js + ops/attention.js): matmul -> s
 family runs them unfused, the default, and tests/test_fusion.py fused): with a mask holding -Inf
 entries, a row of only -Inf, +Inf and NaN (those rows are NaN, as softmax defines them), the
 BERT encoder's reshape/transpose views around it, broadcast batches of V, rows of 300 keys (several
-passes of the workgroup), and the softmax also a graph output (not fused).
+tiles of keys), head sizes of real models (64, odd ones, and 80, which stays unfused), and the
+softmax also a graph output (not fused).
 
 Siblings (``siblings/``, compile/siblings.js): matmuls of one A with constant B's (+ constant
 bias adds) as one product: a Q/K/V projection feeding attention, and a pair without bias whose
@@ -160,9 +161,36 @@ def _sibling_cases(rng, data_type):
     return cases
 
 
+def _head_cases(rng, data_type):
+    """Attention at head sizes of real models: BERT's 64 (the fused kernel's largest: eight output
+    columns an invocation), sizes that are not multiples of the kernel's 8 invocations a row, 37
+    query rows (a partial block of 16) and 77 or 33 keys (a partial tile of 32), a broadcast
+    additive mask with -Inf columns and one fully masked row, and a head size of 80, which the
+    fused kernel leaves unfused."""
+    atol = 2 ** -16 if data_type == "float32" else 2 ** -8
+    cases = []
+    for name, (heads, m, s, d, dv) in {"bert-head-64": (2, 37, 77, 64, 64), "odd-heads": (3, 21, 33, 40, 23),
+                                       "head-80-unfused": (1, 9, 20, 80, 80)}.items():
+        mask = np.zeros((1, 1, m, s))
+        mask[..., :, [0, s // 2, s - 1]] = -np.inf
+        mask[..., m // 3, :] = -np.inf
+        arrays = {"q": rng.uniform(-1, 1, (1, heads, m, d)), "k": rng.uniform(-1, 1, (1, heads, d, s)),
+                  "v": dyadic(rng, (1, heads, s, dv)), "scale": np.array([d ** -0.5]), "mask": mask}
+        cases.append(chain_case(f"attention/{name}", data_type, arrays, ["q", "k", "v", "mask"], [
+            _op("matmul", ["q", "k"], "s"),
+            _op("mul", ["s", "scale"], "d"),
+            _op("add", ["d", "mask"], "a"),
+            _op("softmax", ["a", 3], "p"),
+            _op("matmul", ["p", "v"], "y"),
+        ], ["y"], "ATOL", atol))
+    return cases
+
+
 def graph_cases() -> list[dict]:
     rng = np.random.default_rng([SEED, 2])
+    heads = np.random.default_rng([SEED, 3])
     cases = []
     for data_type in ("float32", "float16"):
         cases += _view_cases(rng, data_type) + _attention_cases(rng, data_type) + _sibling_cases(rng, data_type)
+        cases += _head_cases(heads, data_type)
     return cases
