@@ -43,23 +43,45 @@ export function attentionFits(S, D, DV) {
   return S >= 1 && D >= 1 && D <= MAX_D && DV >= 1 && DV <= MAX_D;
 }
 
-function attentionShader(dataType, batchRank, dv) {
+/** The smallest power of two >= max(n, least). */
+function pow2(n, least) {
+  let p = least;
+  while (p < n) p *= 2;
+  return p;
+}
+
+/**
+ * The shader for head sizes padded to powers of two DP >= D (Q, K) and VP >= Dv (V): every
+ * loop has a fixed trip count (tile loads of DP / 4 and VP / 4 elements an invocation, issued
+ * together; DP multiply-adds a score; KB a tile's output update), so that the compiler unrolls
+ * them and global loads overlap; padding is zeros (Q, K, V) and -Inf scores.
+ */
+function attentionShader(dataType, batchRank, dp, vp) {
   const T = wgslType(dataType);
-  const cols = Math.ceil(dv / PER_ROW);
+  const cols = vp / PER_ROW;
   const shader = new Shader('attention').read('Q', T).read('K', T).read('V', T).write('Y', T);
   for (const n of ['M', 'S', 'D', 'DV', 'batches', 'blocks', 'q_base', 'q_sm', 'q_sk', 'k_base', 'k_sk', 'k_sn',
     'v_base', 'v_sk', 'v_sn', 'y_base', 'y_sm', 'y_sn', 'y_bs']) shader.uniform(n);
   declareIndexer(shader, 'qb', batchRank);
   declareIndexer(shader, 'kb', batchRank);
   declareIndexer(shader, 'vb', batchRank);
-  // Q rows (stride D + 1), the K or V tile (K: KB x (D + 1); V: KB x Dv), the tile's
+  // Q rows (stride DP + 1), the K or V tile (K: KB x (DP + 1); V: KB x VP), the tile's
   // probabilities (stride KB + 1), the rows' partial maxima and sums
-  shader.shared('qs', `array<f32, ${TQ * (MAX_D + 1)}>`).shared('kv', `array<f32, ${KB * (MAX_D + 1)}>`)
+  shader.shared('qs', `array<f32, ${TQ * (dp + 1)}>`).shared('kv', `array<f32, ${KB * Math.max(dp + 1, vp)}>`)
     .shared('ps', `array<f32, ${TQ * (KB + 1)}>`).shared('rmax', `array<f32, ${THREADS}>`)
     .shared('rsum', `array<f32, ${THREADS}>`);
   const round = dataType === 'float16' ? (e) => `f16_round(${e})` : (e) => e;
   const per = KB / PER_ROW;
   const range = (n) => [...Array(n).keys()];
+  const lg = (n) => Math.log2(n);
+  // element e of a tile of `rows` x `width` (a power of two): e >> lg(width), e & (width - 1)
+  // element e of a tile of `rows` x `width` (a power of two): e >> lg(width), e & (width - 1);
+  // a fixed trip count, so that the loads can be issued together
+  const tileLoad = (name, rows, width, load, store) => `    for (var i = 0u; i < ${rows * width / THREADS}u; i++) {
+      let e = li + i * ${THREADS}u;
+      let ${name} = ${load(`(e >> ${lg(width)}u)`, `(e & ${width - 1}u)`)};
+      ${store(`(e >> ${lg(width)}u)`, `(e & ${width - 1}u)`, name)};
+    }`;
   const body = `
   let batch = wg / u_blocks();
   if (batch >= u_batches()) { return; }
@@ -73,30 +95,23 @@ function attentionShader(dataType, batchRank, dv) {
   let r = li / ${PER_ROW}u;
   let c = li % ${PER_ROW}u;
   let m = r0 + r;
-  for (var e = li; e < ${TQ}u * d_n; e += ${THREADS}u) {
-    let row = r0 + e / d_n;
-    var qv = 0.0;
-    if (row < u_M()) { qv = f32(Q[q0 + row * u_q_sm() + (e % d_n) * u_q_sk()]); }
-    qs[(e / d_n) * ${MAX_D + 1}u + e % d_n] = qv;
+  {
+${tileLoad('qv', TQ, dp, (row, d) => `select(0.0, f32(Q[q0 + (r0 + ${row}) * u_q_sm() + (${d}) * u_q_sk()]), r0 + ${row} < u_M() && ${d} < d_n)`,
+    (row, d, v) => `qs[(${row}) * ${dp + 1}u + ${d}] = ${v}`)}
   }
   var m_run = -inf_f();
   var l_run = 0.0;
 ${range(cols).map((j) => `  var o${j} = 0.0;`).join('\n')}
   for (var j0 = 0u; j0 < s_n; j0 += ${KB}u) {
     // the tile of K, loaded along d (Kt is [D, S], usually d-contiguous)
-    for (var e = li; e < ${KB}u * d_n; e += ${THREADS}u) {
-      let key = e / d_n;
-      let d = e % d_n;
-      var kval = 0.0;
-      if (j0 + key < s_n) { kval = f32(K[k0 + d * u_k_sk() + (j0 + key) * u_k_sn()]); }
-      kv[key * ${MAX_D + 1}u + d] = kval;
-    }
+${tileLoad('kx', KB, dp, (key, d) => `select(0.0, f32(K[k0 + (${d}) * u_k_sk() + (j0 + ${key}) * u_k_sn()]), j0 + ${key} < s_n && ${d} < d_n)`,
+    (key, d, v) => `kv[(${key}) * ${dp + 1}u + ${d}] = ${v}`)}
     workgroupBarrier();
 ${range(per).map((i) => `    var a${i} = 0.0;`).join('\n')}
-    let qr = r * ${MAX_D + 1}u;
-    for (var d = 0u; d < d_n; d++) {
+    let qr = r * ${dp + 1}u;
+    for (var d = 0u; d < ${dp}u; d++) {
       let qd = qs[qr + d];
-${range(per).map((i) => `      a${i} += qd * kv[(c + ${i * PER_ROW}u) * ${MAX_D + 1}u + d];`).join('\n')}
+${range(per).map((i) => `      a${i} += qd * kv[(c + ${i * PER_ROW}u) * ${dp + 1}u + d];`).join('\n')}
     }
 ${range(per).map((i) => `    let key${i} = j0 + c + ${i * PER_ROW}u;
     var s${i} = -inf_f();
@@ -113,22 +128,16 @@ ${range(per).map((i) => `    let p${i} = select(0.0, exp_f(s${i} - m_new), finit
     rsum[li] = ${range(per).map((i) => `p${i}`).join(' + ')};
     m_run = m_new;
     // the tile of V replaces K's (every score is computed: the barrier above)
-    for (var e = li; e < ${KB}u * dv_n; e += ${THREADS}u) {
-      let key = e / dv_n;
-      var vval = 0.0;
-      if (j0 + key < s_n) { vval = f32(V[v0 + (j0 + key) * u_v_sk() + (e % dv_n) * u_v_sn()]); }
-      kv[e] = vval;
-    }
+${tileLoad('vx', KB, vp, (key, n) => `select(0.0, f32(V[v0 + (j0 + ${key}) * u_v_sk() + (${n}) * u_v_sn()]), j0 + ${key} < s_n && ${n} < dv_n)`,
+    (key, n, v) => `kv[(${key}) * ${vp}u + ${n}] = ${v}`)}
     workgroupBarrier();
     var tsum = 0.0;
     for (var x = 0u; x < ${PER_ROW}u; x++) { tsum += rsum[r * ${PER_ROW}u + x]; }
     l_run = l_run * alpha + tsum;
 ${range(cols).map((j) => `    o${j} *= alpha;`).join('\n')}
-    let keys = min(${KB}u, s_n - j0);
-    for (var k = 0u; k < keys; k++) {
+    for (var k = 0u; k < ${KB}u; k++) {
       let p = ps[r * ${KB + 1}u + k];
-      let vr = k * dv_n + c;
-${range(cols).map((j) => `      o${j} += p * kv[vr + ${j * PER_ROW}u];`).join('\n')}
+${range(cols).map((j) => `      o${j} += p * kv[k * ${vp}u + c + ${j * PER_ROW}u];`).join('\n')}
     }
     workgroupBarrier();
   }
@@ -166,7 +175,7 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   const vv = L.view(v);
   const tail = (x) => x.strides.slice(x.strides.length - 2);
   const blocks = Math.ceil(M / TQ);
-  const {shader, body} = attentionShader(dataType, batchShape.length, DV);
+  const {shader, body} = attentionShader(dataType, batchShape.length, pow2(D, 8), pow2(DV, PER_ROW));
   const ep = addEpilogue(shader, L, scores, {uses: body});
   shader.main(body, {workgroupSize: THREADS, guard: false});
   const [ysm, ysn] = yStrides ?? [DV, 1];
