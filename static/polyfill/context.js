@@ -7,6 +7,7 @@ import {byteLength, bytesOf, sourceByteLength} from './dtypes.js';
 import {checkDescriptor, checkTensorSize} from './shape/common.js';
 import {BufferPool} from './gpu/buffer_pool.js';
 import {Completion} from './gpu/completion.js';
+import {PendingWrites} from './gpu/pending_writes.js';
 import {PipelineCache} from './gpu/pipeline_cache.js';
 import {captureErrors} from './gpu/error_scope.js';
 import {MLTensor, createTensorObject, destroyTensor, isTensor, tensorSlots} from './tensor.js';
@@ -120,15 +121,18 @@ export class MLContext {
    *   tensor of another context, a destroyed tensor, or one not created by createExportableTensor()
    */
   async exportToGPU(tensor) {
-    liveSlots(this);
+    const s = liveSlots(this);
     const t = checkTensor(this, tensor, 'exportToGPU');
+    s.pendingWrites?.flush();
     return exportTensor(t);
   }
 
   /**
    * Spec writeTensor(): queues a copy of `inputData` into the tensor. `inputData`: any
    * AllowSharedBufferSource of exactly the tensor's byte length, whatever its view type
-   * (Chromium 156 MLContext::writeTensor compares byte lengths only).
+   * (Chromium 156 MLContext::writeTensor compares byte lengths only). On hardware adapters the
+   * copy is held and written right before the context's next dispatch / readTensor / exportToGPU
+   * (gpu/pending_writes.js: the upload then reaches the GPU process with the work that reads it).
    * @throws {TypeError} foreign/destroyed/non-writable tensor, mismatched data, tensor exported to WebGPU
    * @throws {DOMException} InvalidStateError when the context is lost
    */
@@ -141,6 +145,7 @@ export class MLContext {
     const s = liveSlots(this);
     checkNotExported(t, 'writeTensor');
     if (s.cpu) s.cpu.write(t, bytesOf(inputData));
+    else if (s.deferWrites ?? s.completion.active) s.pendingWrites.add(t, bytesOf(inputData));
     else upload(s, t.buffer, bytesOf(inputData));
   }
 
@@ -162,6 +167,7 @@ export class MLContext {
     const s = liveSlots(this);
     checkNotExported(t, 'readTensor');
     if (s.cpu) return s.cpu.read(t, outputData, isDetached);
+    s.pendingWrites.flush();
     const size = byteLength(t.desc);
     const padded = paddedLength(size);
     const staging = s.pool.acquire(padded, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'webnn:readTensor');
@@ -201,8 +207,9 @@ export class MLContext {
 
   /**
    * Spec dispatch(): queues one execution of `graph` reading `inputs` and writing `outputs`
-   * (records of name -> MLTensor). Encodes the compiled plan into one command buffer; where the
-   * context nudges queue waits (gpu/completion.js), it then waits, nudged, for that work.
+   * (records of name -> MLTensor). Writes held by writeTensor go out first (gpu/pending_writes.js),
+   * then the compiled plan is encoded into one command buffer; where the context nudges queue
+   * waits (gpu/completion.js), it then waits, nudged, for that work.
    * @throws {TypeError} foreign graph or tensors, duplicates, names or descriptors not matching,
    *   a tensor exported to WebGPU
    * @throws {DOMException} InvalidStateError for a destroyed graph or a lost context
@@ -223,6 +230,7 @@ export class MLContext {
     validateNamed(inputEntries, g.inputDescriptors, 'input');
     validateNamed(outputEntries, g.outputDescriptors, 'output');
     for (const t of all) checkNotExported(tensorSlots(t), 'dispatch');
+    s.pendingWrites?.flush();
     g.plan.dispatch(s, Object.fromEntries(inputEntries.map(([n, t]) => [n, tensorSlots(t)])),
       Object.fromEntries(outputEntries.map(([n, t]) => [n, tensorSlots(t)])));
     s.completion?.afterSubmit();
@@ -315,6 +323,7 @@ export function loseContext(context, message) {
   if (s.cpu) {
     s.cpu.destroy();
   } else {
+    s.pendingWrites.drop();
     s.pool.destroy();
     s.completion.destroy();
     if (s.ownsDevice) s.device.destroy();
@@ -369,6 +378,7 @@ export function createContextObject(device, {ownsDevice, adapterInfo, powerPrefe
     ownsDevice,
     adapterInfo,
     completion,
+    pendingWrites: new PendingWrites(device),
     profilingRequested: Boolean(polyfill.profiling),
     profiling: Boolean(polyfill.profiling) && device.features.has('timestamp-query'),
     pool: new BufferPool(device, completion),
