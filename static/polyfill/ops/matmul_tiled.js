@@ -4,7 +4,9 @@
  *    `wide`, a 128x128 tile (8x8 per invocation, as two 4-row and two 4-column groups 64 apart
  *    so that neighbouring invocations read neighbouring vec4s of workgroup memory). A and B pass
  *    through workgroup memory in 16-deep slices of K, loaded so that neighbouring invocations
- *    read neighbouring addresses for either memory order of A and B (a variant of the text).
+ *    read neighbouring addresses for either memory order of A and B (a variant of the text);
+ *    the next slice's loads are issued into registers before the current slice is multiplied,
+ *    so their latency hides behind its multiply-adds.
  *  - blocked: no workgroup memory or barrier; each invocation reads its 4 rows of A and 4
  *    columns of B straight from storage. On a CPU adapter (SwiftShader), where barriers are
  *    expensive, this is the fast one.
@@ -76,36 +78,61 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   addStores(shader, dataType, cTerm, storeY, split);
   const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
   const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
-  // Staging loops: scalar loads (any layout) or, where the contiguous axis holds whole vec4s
-  // (vecA: A contiguous in K, K % 4 == 0; vecB: B contiguous in N, N % 4 == 0; aligned
-  // offsets), one vec4 per load: A's vec4 runs along k (scattered into the [k][m] tile), B's
-  // along n (stored as is).
-  const stageA = vecA ? `    for (var i = 0u; i < ${tile / 64}u; i++) {
+  // Staging, in two halves so that the next slice's global loads are in flight while the
+  // current slice is computed: fetch (into the invocation's registers pa / pb, for the slice at
+  // k = kn) and stage (registers into the workgroup tiles). Scalar loads (any layout) or, where
+  // the contiguous axis holds whole vec4s (vecA: A contiguous in K, K % 4 == 0; vecB: B
+  // contiguous in N, N % 4 == 0; aligned offsets), one vec4 per load: A's vec4 runs along k
+  // (scattered into the [k][m] tile), B's along n (stored as is).
+  const nA = vecA ? tile / 64 : tile / 16;
+  const nB = vecB ? tile / 64 : tile / 16;
+  const regs = `  var pa: array<${vecA ? 'vec4<f32>' : 'f32'}, ${nA}>;
+  var pb: array<${vecB ? 'vec4<f32>' : 'f32'}, ${nB}>;`;
+  const fetchA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
       let e = li + i * 256u;
       let ma = e / 4u;
       let kq = (e % 4u) * 4u;
       var v = vec4<f32>();
-      if (m0 + ma < u_M() && k0 + kq < u_K()) { v = A[(a0 + (m0 + ma) * u_a_sm() + k0 + kq) / 4u]; }
+      if (m0 + ma < u_M() && kn + kq < u_K()) { v = A[(a0 + (m0 + ma) * u_a_sm() + kn + kq) / 4u]; }
+      pa[i] = v;
+    }` : `    for (var i = 0u; i < ${nA}u; i++) {
+      let e = li + i * 256u;
+      ${aIdx}
+      pa[i] = load_a(m0 + ma, kn + ka, a0);
+    }`;
+  const stageA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
+      let e = li + i * 256u;
+      let ma = e / 4u;
+      let kq = (e % 4u) * 4u;
+      let v = pa[i];
       As[kq * ${q}u + ma / 4u][ma % 4u] = v.x;
       As[(kq + 1u) * ${q}u + ma / 4u][ma % 4u] = v.y;
       As[(kq + 2u) * ${q}u + ma / 4u][ma % 4u] = v.z;
       As[(kq + 3u) * ${q}u + ma / 4u][ma % 4u] = v.w;
-    }` : `    for (var i = 0u; i < ${tile / 16}u; i++) {
+    }` : `    for (var i = 0u; i < ${nA}u; i++) {
       let e = li + i * 256u;
       ${aIdx}
-      As[ka * ${q}u + ma / 4u][ma % 4u] = load_a(m0 + ma, k0 + ka, a0);
+      As[ka * ${q}u + ma / 4u][ma % 4u] = pa[i];
     }`;
-  const stageB = vecB ? `    for (var i = 0u; i < ${tile / 64}u; i++) {
+  const fetchB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
       let e = li + i * 256u;
       let nq = e % ${q}u;
       let kb = e / ${q}u;
       var v = vec4<f32>();
-      if (k0 + kb < u_K() && n0 + nq * 4u < u_N()) { v = B[(b0 + (k0 + kb) * u_b_sk() + n0 + nq * 4u) / 4u]; }
-      Bs[kb * ${q}u + nq] = v;
-    }` : `    for (var i = 0u; i < ${tile / 16}u; i++) {
+      if (kn + kb < u_K() && n0 + nq * 4u < u_N()) { v = B[(b0 + (kn + kb) * u_b_sk() + n0 + nq * 4u) / 4u]; }
+      pb[i] = v;
+    }` : `    for (var i = 0u; i < ${nB}u; i++) {
       let e = li + i * 256u;
       ${bIdx}
-      Bs[kb * ${q}u + nb / 4u][nb % 4u] = load_b(k0 + kb, n0 + nb, b0);
+      pb[i] = load_b(kn + kb, n0 + nb, b0);
+    }`;
+  const stageB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
+      let e = li + i * 256u;
+      Bs[(e / ${q}u) * ${q}u + e % ${q}u] = pb[i];
+    }` : `    for (var i = 0u; i < ${nB}u; i++) {
+      let e = li + i * 256u;
+      ${bIdx}
+      Bs[kb * ${q}u + nb / 4u][nb % 4u] = pb[i];
     }`;
   const comps = ['x', 'y', 'z', 'w'];
   const accs = [];
@@ -139,10 +166,21 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   let tx = li % 16u;
   let ty = li / 16u;
 ${declare}
+${regs}
+  {
+    let kn = k_lo;
+${fetchA}
+${fetchB}
+  }
   for (var k0 = k_lo; k0 < k_hi; k0 += 16u) {
 ${stageA}
 ${stageB}
     workgroupBarrier();
+    if (k0 + 16u < k_hi) {
+      let kn = k0 + 16u;
+${fetchA}
+${fetchB}
+    }
     for (var kk = 0u; kk < 16u; kk++) {
 ${loadsA}
 ${loadsB}
