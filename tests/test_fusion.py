@@ -212,3 +212,49 @@ def test_fused_cases_on_every_matrix_kernel(webnn_page, server_url, overrides):
         # slow on SwiftShader; float16's rounding is the shared epilogue's, checked on the others
         cases = [c for c in cases if c["dataType"] == "float32"]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
+
+
+def _split_norm_cases(data_type="float32"):
+    return {c["name"].split("/split-norm/")[-1]: c for c in transformer_cases.graph_cases()
+            if "/split-norm/" in c["name"] and c["dataType"] == data_type}
+
+
+#: the context's kernelOverrides forcing the tiled kernel split along K in 3 ranges (hardware
+#: adapters split products of few tiles; SwiftShader never does by default)
+SPLIT3 = {"matmul": "tiled", "splitK": 3}
+
+
+def test_split_norm_adds_the_partial_sums(webnn_page, server_url):
+    """A split product (+ bias, + residual) read only by layerNormalization is the split step and
+    the normalization's step, which lists the product's operators too (split steps + 1, not + 2);
+    where the sum is also read by a relu, or is a graph output, the reduce step stays. Unsplit
+    (SwiftShader's own plan) the pattern changes nothing: the product step, then the norm."""
+    cases = _split_norm_cases()
+    default = _case_steps(webnn_page, server_url, list(cases.values()))
+    got = {name: default[c["name"]] for name, c in cases.items()}
+    assert got["gemm-bias-residual-layernorm"] == [["gemm", "add"], ["layerNormalization"]], got
+    steps = _case_steps(webnn_page, server_url, list(cases.values()), SPLIT3)
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["gemm-bias-residual-layernorm"] == [["gemm", "add"], ["gemm", "add", "layerNormalization"]], got
+    assert got["matmul-add-add-layernorm-3d"] == [["matmul", "add", "add"],
+                                                  ["matmul", "add", "add", "layerNormalization"]], got
+    assert got["ort-reshape-gemm-reshape-add-layernorm"] == [["gemm", "reshape", "add"],
+                                                             ["gemm", "reshape", "add", "layerNormalization"]], got
+    assert got["unfused/sum-read-twice"] == [["gemm", "add"], ["gemm", "add"], ["layerNormalization"], ["relu"]], got
+    assert got["unfused/sum-is-output"] == [["gemm", "add"], ["gemm", "add"], ["layerNormalization"]], got
+
+
+@pytest.mark.parametrize("rows", ["invocation", "workgroup"])
+def test_split_norm_values(webnn_page, server_url, rows):
+    """The split-norm cases (NaN/±Inf in the residual: those rows NaN; float32 and float16; scale
+    and bias present and absent) with the product split in 3, against float64 NumPy, with one
+    invocation per row (the partial sums added in each pass) and one workgroup per row (the
+    row staged in workgroup memory)."""
+    cases = list(_split_norm_cases().values()) + list(_split_norm_cases("float16").values())
+    assert_all_pass(run_cases(webnn_page, server_url, cases, {**SPLIT3, "rows": rows}))
+
+
+def test_transformer_family_with_the_split_forced(webnn_page, server_url):
+    """test_conformance's transformer family (views, attention, siblings, split norms; float32
+    and float16) with every tiled product split along K in 2 ranges."""
+    assert_all_pass(run_cases(webnn_page, server_url, transformer_cases.graph_cases(), {"matmul": "tiled", "splitK": 2}))
