@@ -22,7 +22,8 @@
  *   L.splitNorms                product node -> the normalization that may add its split
  *                               partial sums itself (compile/split_norm.js)
  *   L.deferSplitRead(value, r)  a split product's reduce step, not yet emitted, for `value`
- *   L.takeSplitRead(value)      that read (the caller adds the partial sums; no reduce step)
+ *   L.splitRead(value)          that read (the caller adds the partial sums instead of binding
+ *                               `value`), or null
  *
  * Each step records `operators`: the builder operators ({type, label}) it was made for, taken
  * from `L.origin`, which the compiler sets while lowering each node (and for output copies and
@@ -67,9 +68,10 @@ export class Lowering {
 
   /**
    * Defers the reduce step of a split product whose result `value` is read by the
-   * normalization planned for it (compile/split_norm.js): that normalization takes `read` and
-   * adds the partial sums itself (ops/matmul_kernels.js addSplitRead); any other step binding
-   * `value` gets the reduce step emitted before it, so the value is never read unwritten.
+   * normalization planned for it (compile/split_norm.js): that normalization gets `read` from
+   * splitRead() and adds the partial sums itself (ops/matmul_kernels.js addSplitRead); a step
+   * binding `value` (none, when the plan holds) gets the reduce step emitted before it, so
+   * `value` is never read unwritten.
    * @param {object} value the product's (never written) result
    * @param {{node: object, dataType: string, batchRank: number, hasC: boolean, values: object[],
    *   uniforms: object, reduce: function}} read what addSplitRead needs, and `reduce()` emitting
@@ -79,11 +81,9 @@ export class Lowering {
     this.splitReads.set(value, {...read, origin: this.origin});
   }
 
-  /** The deferred read of `value` (see deferSplitRead), now the caller's, or null. */
-  takeSplitRead(value) {
-    const read = this.splitReads.get(value) ?? null;
-    this.splitReads.delete(value);
-    return read;
+  /** The deferred read of `value` (see deferSplitRead), or null. */
+  splitRead(value) {
+    return this.splitReads.get(value) ?? null;
   }
 
   /** The transpose node whose layout `node` (a matmul) stores its output in, or undefined. */
@@ -196,8 +196,9 @@ export class Lowering {
    */
   step({shader, values, uniforms = {}, threads, groups, label}) {
     for (const v of values) {
-      const read = this.takeSplitRead(v);
+      const read = this.splitRead(v);
       if (!read) continue;
+      this.splitReads.delete(v);
       const origin = this.origin;
       this.origin = read.origin;
       read.reduce();

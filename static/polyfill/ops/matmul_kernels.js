@@ -219,7 +219,7 @@ function splitReduceShader(dataType, batchRank, hasC) {
 
 /**
  * Adds to `shader` the reading of a split product's result without its reduce step (`read`,
- * from Lowering.takeSplitRead: the product stores row-major from offset 0, so element o of Y is
+ * from Lowering.splitRead: the product stores row-major from offset 0, so element o of Y is
  * element o of the partial sums): the bindings and uniforms of declareSplitValue and
  *   fn split_x(o: u32) -> f32
  * the value the reduce step would have stored at Y[o], float16 rounding included, so a kernel

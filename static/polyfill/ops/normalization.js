@@ -89,7 +89,7 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const short = useShortRows(L.ctx, split.rows, split.n);
   const size = short ? 1 : rowWorkgroupSize(split.n);
   const x = L.value(input);
-  const read = L.takeSplitRead(x);
+  const read = L.splitRead(x);
   const staged = Boolean(read) && !short && split.n <= STAGED_ROW;
   const shader = new Shader(`${node.op}${short ? '_short' : ''}${read ? '_split' : ''}`);
   if (read) addSplitRead(shader, read);
