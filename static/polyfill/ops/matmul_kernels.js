@@ -90,7 +90,7 @@ fn store_y(v: f32, m: u32, n: u32, y0: u32) {
 /**
  * The WGSL value every matrix kernel stores (before its data type's rounding) for the raw sum
  * `v` of element (m, n) at Y index yi (variables of that name in scope): scaled by alpha, C term
- * added, through the epilogue. One text for store_y and the split reduce (splitValue).
+ * added, through the epilogue. One text for store_y and the split reduce (split_value).
  */
 function yValue(v, cTerm) {
   return `epilogue(u_alpha() * ${v}${cTerm}, yi)`;
