@@ -24,7 +24,7 @@ from tests.conformance.encode import to_type
 from tests.graph_batch import assert_bits, run_on_context
 from tests.graph_runner import decode_tensor, encode_tensor, open_harness
 from tests.reference.normalization import instanceNormalization, layerNormalization
-from tests.reference.ops import gemm, matmul
+from tests.reference.ops import conv2d, gemm, matmul
 from tools import bench_models
 
 _MODEL_STEPS_JS = """
@@ -319,7 +319,9 @@ def _split_norm_graphs(rng, data_type, norm):
     C, a residual add, layerNormalization over axis 1 with scale and bias, NaN in a row of A and ±Inf in two
     rows of the residual; ``matmul``: a 3-D matmul + bias + residual, layerNormalization over
     axis 2 without scale and bias; ``instance``: a 4-D matmul [1, 3, 37, 300] x [300, 20] ->
-    instanceNormalization (nchw: 37 x 20 per channel) with scale and bias."""
+    instanceNormalization (nchw: 37 x 20 per channel) with scale and bias; ``conv-nchw`` /
+    ``conv-nhwc``: a pointwise conv2d 300 -> 20 channels over 5 x 8 with bias ->
+    instanceNormalization (nhwc stores column-major: the reduce step stays)."""
     t = lambda a: to_type(a, data_type).astype(np.float64)  # noqa: E731
     # float16: dyadic (exact products, so the reference's float16 roundings are the kernels');
     # float32: inexact, so a different summation order would show in the bitwise comparison
@@ -349,6 +351,18 @@ def _split_norm_graphs(rng, data_type, norm):
             {"op": "add", "args": [{"operand": "m"}, {"operand": "wb"}], "outputs": "p"},
             {"op": "add", "args": [{"operand": "r"}, {"operand": "p"}], "outputs": "s"},
             {"op": "layerNormalization", "args": [{"operand": "s"}], "options": {"axes": [2]}, "outputs": "y"}]
+    elif norm in ("conv-nchw", "conv-nhwc"):
+        layout = norm[5:]
+        x, w, cb = data((1, 300, 5, 8)), data((20, 300, 1, 1), 16), data((20,), 4)
+        if layout == "nhwc":
+            x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+        s = t(conv2d(t(x), t(w), {"bias": t(cb), "inputLayout": layout}))
+        ref = instanceNormalization(s, {"layout": layout}, data_type)
+        inputs, constants = {"x": x}, {"w": w, "cb": cb}
+        operators = [
+            {"op": "conv2d", "args": [{"operand": "x"}, {"operand": "w"}],
+             "options": {"bias": {"operand": "cb"}, "inputLayout": layout}, "outputs": "s"},
+            {"op": "instanceNormalization", "args": [{"operand": "s"}], "options": {"layout": layout}, "outputs": "y"}]
     else:
         x, w = data((1, 3, 37, 300)), data((300, 20), 16)
         scale, bias = rng.uniform(0.5, 1.2, 3), rng.uniform(-0.25, 0.25, 3)
@@ -371,22 +385,26 @@ def _split_norm_graphs(rng, data_type, norm):
 def test_split_norm_large_shapes(webnn_page, server_url, data_type, rows):
     """A product split in 3 along K = 300 into a normalization of its 37 x 200 rows (see
     _split_norm_graphs: gemm with alpha, beta, C, residual, scale and bias, NaN/±Inf rows;
-    3-D matmul + bias + residual without scale and bias; 4-D matmul -> instanceNormalization)
-    against float64 NumPy (layerNormalization's bound; rows holding NaN or ±Inf are NaN), and
-    bit for bit what the same kernels give with the sum also a graph output, which keeps the
-    reduce step (the same f32 sums, epilogue and rounding), the one step fewer asserted."""
+    3-D matmul + bias + residual without scale and bias; 4-D matmul and pointwise conv2d + bias
+    -> instanceNormalization) against float64 NumPy (layerNormalization's absolute bound for
+    all; rows holding NaN or ±Inf are NaN), and bit for bit what the same kernels give with the
+    sum also a graph output, which keeps the reduce step (the same f32 sums, epilogue and
+    rounding), the one step fewer asserted; an nhwc pointwise conv2d stores column-major and
+    keeps its reduce step."""
     rng = np.random.default_rng(15)
     cases, refs = [], []
-    for norm in ("gemm", "matmul", "instance"):
+    for norm in ("gemm", "matmul", "instance", "conv-nchw", "conv-nhwc"):
         description, inputs, ref = _split_norm_graphs(rng, data_type, norm)
         twin = {**description, "outputs": ["y", description["operators"][-2]["outputs"]]}
         cases += [{"description": description, "inputs": inputs}, {"description": twin, "inputs": inputs}]
         refs.append((norm, ref))
-    out = run_on_context(webnn_page, server_url, _TWINS_JS, cases, {**SPLIT3, "rows": rows})
+    out = run_on_context(webnn_page, server_url, _TWINS_JS, cases, {**SPLIT3, "pointwise": "tiled", "rows": rows})
     atol = 1 / 1024 if data_type == "float32" else 1 / 512
     for (norm, ref), fused, unfused in zip(refs, out[0::2], out[1::2]):
-        assert "matmul_split_reduce" not in fused["steps"], (norm, fused["steps"])
-        assert len(fused["steps"]) == len(unfused["steps"]) - 1 - (data_type == "float16"), (norm, fused, unfused)
+        assert "matmul_tiled_split" in fused["steps"], (norm, fused["steps"])
+        kept = norm == "conv-nhwc"
+        assert ("matmul_split_reduce" in fused["steps"]) is kept, (norm, fused["steps"])
+        assert len(fused["steps"]) == len(unfused["steps"]) - (not kept) - (data_type == "float16"), (norm, fused, unfused)
         got = decode_tensor(fused["y"]).astype(np.float64)
         want = to_type(ref, data_type).astype(np.float64)
         assert np.array_equal(np.isnan(got), np.isnan(want)), (norm, np.argwhere(np.isnan(got) != np.isnan(want))[:5])

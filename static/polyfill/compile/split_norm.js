@@ -12,19 +12,22 @@
  * bias + residual add -> layerNormalization over the hidden axis, built by hand or by ORT's
  * WebNN EP) are this.
  *
- * The pattern (planSplitNorms), decided at build: a matmul or gemm (float32 or float16), not a
+ * The pattern (planSplitNorms), decided at build: a matmul, gemm or conv2d (float32 or float16;
+ * a conv2d is split only when it is pointwise, and stores row-major only in nchw), not a
  * sibling product, a transposed store or a fused attention, whose output after its fused stages
  * is read once, as input 0 of a layerNormalization / instanceNormalization, and is not a graph
  * output; the normalization's step then binds at most 8 storage buffers (WebGPU's guaranteed
  * maxStorageBuffersPerShaderStage): partial sums, C, the stages' other operands, scale, bias and
- * its output. Whether the product is split at all is the matrix kernel's choice at lowering: an
- * unsplit product stores Y as always, and the normalization reads Y.
+ * its output. Whether the product is split at all is the matrix kernel's choice at lowering, and
+ * it defers the reduce only when it stores Y row-major from offset 0 (ops/matmul_kernels.js
+ * splitStep); otherwise it stores Y as always and the normalization reads Y.
  */
 import {slots} from '../operand.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 const NORMALIZATIONS = new Set(['layerNormalization', 'instanceNormalization']);
-const PRODUCTS = new Set(['matmul', 'gemm']);
+/** Producers that may store through a split product (conv2d: a pointwise one, on the matrix kernels). */
+const PRODUCTS = new Set(['matmul', 'gemm', 'conv2d']);
 /** WebGPU's guaranteed storage buffers per shader stage. */
 const MAX_STORAGE_BINDINGS = 8;
 
@@ -49,7 +52,8 @@ export function planSplitNorms(nodes, outputs, fusion, exclude = new Set()) {
     const product = PRODUCTS.has(x.node.op) && !fusion.tails.has(x.node) ? x.node : fusion.lowerAt.get(x.node);
     if (!product || !PRODUCTS.has(product.op) || exclude.has(product)) continue;
     const stages = fusion.tails.get(product) ?? [];
-    const bindings = 1 + (product.op === 'gemm' && product.inputs[2] ? 1 : 0) + stages.filter((st) => st.other).length
+    // the product's C term: gemm's c, conv2d's bias (its third input)
+    const bindings = 1 + (product.inputs.length > 2 ? 1 : 0) + stages.filter((st) => st.other).length
       + (node.inputs.length - 1) + 1;
     if (bindings > MAX_STORAGE_BINDINGS) continue;
     found.set(product, node);
