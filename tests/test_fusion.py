@@ -23,13 +23,15 @@ from tests.graph_runner import open_harness
 from tools import bench_models
 
 _MODEL_STEPS_JS = """
-async (name) => {
+async ([name, overrides]) => {
   const {addToBuilder} = await import('/harness/graph_json.js');
   const {constantView} = await import('/demos/image-classification/model.js');
   const {graphSlots} = await import('/polyfill/graph.js');
+  const {contextSlots} = await import('/polyfill/context.js');
   const manifest = await (await fetch(`/models/${name}/manifest.json`)).json();
   const weights = await (await fetch(`/models/${name}/${manifest.weights}`)).arrayBuffer();
   const context = await navigator.ml.createContext();
+  if (overrides) contextSlots(context).kernelOverrides = overrides;
   try {
     const builder = new MLGraphBuilder(context);
     const operands = addToBuilder(builder, manifest, (n, spec) => constantView(weights, spec));
@@ -43,9 +45,9 @@ async (name) => {
 """
 
 
-def _model_steps(page, server_url, name):
+def _model_steps(page, server_url, name, overrides=None):
     open_harness(page, server_url)
-    return page.evaluate(_MODEL_STEPS_JS, name)
+    return page.evaluate(_MODEL_STEPS_JS, [name, overrides])
 
 
 @pytest.mark.parametrize("name, limit", [("efficientnet-lite0", 52), ("mobilenetv2", 56), ("bert-encoder", 18)])
@@ -72,6 +74,21 @@ def test_model_step_counts(webnn_page, server_url, name, limit):
     assert {op["op"] for op in manifest["operators"]} - {"reshape"} <= named
     fused = [s for s in steps if len(s) > 1]
     assert fused, steps
+
+
+def test_encoder_split_products_fold_into_layer_norm(webnn_page, server_url):
+    """The 2-layer encoder (our builder code) with every tiled product split along K in 2
+    ranges, as hardware adapters split BERT's products of few tiles: 26 steps, the 18 of
+    test_model_step_counts plus a split step for each of its 12 products (Q/K/V, scores,
+    context, output projection, FFN in and out per layer), less the 4 reduce
+    steps that the layer norms after the output projection and the FFN out product (each +
+    bias + residual) make unnecessary (each is then one step: the product's reduce, residual
+    and normalization)."""
+    bench_models.generate("bert-encoder", onnx=False)
+    steps = _model_steps(webnn_page, server_url, "bert-encoder", {"matmul": "tiled", "splitK": 2})
+    norms = [s for s in steps if "layerNormalization" in s]
+    assert norms == [["matmul", "add", "add", "layerNormalization"]] * 4, steps
+    assert len(steps) == 26, steps
 
 
 _CASE_STEPS_JS = """
@@ -218,3 +235,34 @@ def test_fused_cases_on_every_matrix_kernel(webnn_page, server_url, overrides):
         # slow on SwiftShader; float16's rounding is the shared epilogue's, checked on the others
         cases = [c for c in cases if c["dataType"] == "float32"]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
+
+
+def _split_norm_cases(data_type="float32"):
+    return {c["name"].split("/split-norm/")[-1]: c for c in transformer_cases.graph_cases()
+            if "/split-norm/" in c["name"] and c["dataType"] == data_type}
+
+
+#: the context's kernelOverrides forcing the tiled kernel split along K in 3 ranges (hardware
+#: adapters split products of few tiles; SwiftShader never does by default)
+SPLIT3 = {"matmul": "tiled", "splitK": 3}
+
+
+def test_split_norm_adds_the_partial_sums(webnn_page, server_url):
+    """A split product (+ bias, + residual) read only by layerNormalization is the split step and
+    the normalization's step, which lists the product's operators too (split steps + 1, not + 2);
+    where the sum is also read by a relu, or is a graph output, the reduce step stays. Unsplit
+    (SwiftShader's own plan) the pattern changes nothing: the product step, then the norm. (The
+    values of these and larger cases: tests/test_split_norm.py.)"""
+    cases = _split_norm_cases()
+    default = _case_steps(webnn_page, server_url, list(cases.values()))
+    got = {name: default[c["name"]] for name, c in cases.items()}
+    assert got["gemm-bias-residual-layernorm"] == [["gemm", "add"], ["layerNormalization"]], got
+    steps = _case_steps(webnn_page, server_url, list(cases.values()), SPLIT3)
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["gemm-bias-residual-layernorm"] == [["gemm", "add"], ["gemm", "add", "layerNormalization"]], got
+    assert got["matmul-add-add-layernorm-3d"] == [["matmul", "add", "add"],
+                                                  ["matmul", "add", "add", "layerNormalization"]], got
+    assert got["ort-reshape-gemm-reshape-add-layernorm"] == [["gemm", "reshape", "add"],
+                                                             ["gemm", "reshape", "add", "layerNormalization"]], got
+    assert got["unfused/sum-read-twice"] == [["gemm", "add"], ["gemm", "add"], ["layerNormalization"], ["relu"]], got
+    assert got["unfused/sum-is-output"] == [["gemm", "add"], ["gemm", "add"], ["layerNormalization"]], got

@@ -33,6 +33,17 @@ RUNS = 2
 _BODY = """
 const {countWebNNCalls, setUpOrt, ortVersion} = await import('/demos/bench-ort/runtimes.js');
 const {graphSlots} = await import('/polyfill/graph.js');
+const overrides = %(overrides)s;
+if (overrides) {
+  // the contexts ORT creates get the kernelOverrides slot (forced kernels, as the op tests do)
+  const {contextSlots} = await import('/polyfill/context.js');
+  const create = navigator.ml.createContext;
+  navigator.ml.createContext = async function (...args) {
+    const context = await create.apply(this, args);
+    contextSlots(context).kernelOverrides = overrides;
+    return context;
+  };
+}
 const counts = countWebNNCalls();
 const graphs = [];
 const build = MLGraphBuilder.prototype.build;
@@ -60,6 +71,7 @@ for (let i = 0; i < %(runs)d; i++) {
 const steps = graphs.map((g) => graphSlots(g).plan.describeSteps().map((st) => st.operators.map((o) => o.type)));
 await ort.release();
 MLGraphBuilder.prototype.build = build;
+if (overrides) delete navigator.ml.createContext;
 const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 let bin = '';
 for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
@@ -68,16 +80,33 @@ return {builds: buildsAfterSession, totalBuilds: counts.builds, dispatchesPerRun
 """
 
 
-@pytest.mark.parametrize("name, max_steps", [("mobilenetv2", None), ("bert-encoder", 18)])
-def test_ort_webnn_ep_runs_the_bench_models_on_the_polyfill(webnn_page, server_url, name, max_steps):
-    """(the model folders are made by ``make setup``; regenerated when stale)"""
-    import onnxruntime
-
+def _run_ort(page, server_url, name, overrides=None):
+    """ORT's WebNN EP running model ``name`` on the polyfill (see _BODY): the model folder, and
+    the run's counts, logits and each built graph's steps (operator types per step)."""
     if not (VENDOR / "ort.min.mjs").is_file():
         pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web "
                     "(python -m tools.bench_ort --install)")
     model = generate(name).parent
-    result = run_js(webnn_page, server_url, _BODY % {"input": INPUT_FILE, "runs": RUNS, "model": name})
+    result = run_js(page, server_url, _BODY % {"input": INPUT_FILE, "runs": RUNS, "model": name,
+                                               "overrides": json.dumps(overrides)})
+    return model, result
+
+
+def _expected_logits(model):
+    """onnxruntime's (Python, CPU EP) output of the model on the bench input."""
+    import onnxruntime
+
+    manifest = json.loads((model / "manifest.json").read_text())
+    (input_name, spec), = manifest["inputs"].items()
+    x = np.fromfile(model / INPUT_FILE, "<f4").reshape(spec["shape"])
+    session = onnxruntime.InferenceSession(str(model / "model.onnx"), providers=["CPUExecutionProvider"])
+    return session.run([manifest["outputs"][0]], {input_name: x})[0].ravel()
+
+
+@pytest.mark.parametrize("name, max_steps", [("mobilenetv2", None), ("bert-encoder", 18)])
+def test_ort_webnn_ep_runs_the_bench_models_on_the_polyfill(webnn_page, server_url, name, max_steps):
+    """(the model folders are made by ``make setup``; regenerated when stale)"""
+    model, result = _run_ort(webnn_page, server_url, name)
     assert "ok" in result, result
     got = result["ok"]
     assert got["version"] == "1.30.0"
@@ -85,13 +114,28 @@ def test_ort_webnn_ep_runs_the_bench_models_on_the_polyfill(webnn_page, server_u
     assert got["dispatchesPerRun"] == [1] * RUNS, got
     logits = np.frombuffer(base64.b64decode(got["logits"]), "<f4")
     manifest = json.loads((model / "manifest.json").read_text())
-    (input_name, spec), = manifest["inputs"].items()
-    x = np.fromfile(model / INPUT_FILE, "<f4").reshape(spec["shape"])
-    session = onnxruntime.InferenceSession(str(model / "model.onnx"), providers=["CPUExecutionProvider"])
-    expected = session.run([manifest["outputs"][0]], {input_name: x})[0].ravel()
+    expected = _expected_logits(model)
     assert logits.shape == expected.shape == (int(np.prod(manifest["output"]["shape"])),)
     assert np.abs(expected).max() > 1  # real outputs, not a zero vector
     print(name, len(got["steps"][0]), "steps:", got["steps"][0])
     if max_steps is not None:
         assert len(got["steps"][0]) <= max_steps, got["steps"]
     np.testing.assert_allclose(logits, expected, rtol=0, atol=ATOL)
+
+
+def test_ort_encoder_split_products_fold_into_layer_norm(webnn_page, server_url):
+    """ORT's encoder graph (gemm + reshape + residual add -> layerNormalization over axis 2 of a
+    3-D input) with every tiled product split along K in 2 ranges (hardware adapters split the
+    BERT products of few tiles): each of the 4 layer norms is one step with its product's
+    reduce (no reduce step of its own): 26 steps, the 18 of test_ort_webnn_ep_runs_the_bench_models
+    plus 12 split steps (6 products a layer) less 4 reduce steps, and the output still equals
+    onnxruntime's."""
+    model, result = _run_ort(webnn_page, server_url, "bert-encoder", {"matmul": "tiled", "splitK": 2})
+    assert "ok" in result, result
+    steps = result["ok"]["steps"][0]
+    print(len(steps), "steps:", steps)
+    norms = [st for st in steps if "layerNormalization" in st]
+    assert len(norms) == 4 and all(st[0] in ("gemm", "matmul") and "add" in st for st in norms), norms
+    assert len(steps) == 26, steps
+    logits = np.frombuffer(base64.b64decode(result["ok"]["logits"]), "<f4")
+    np.testing.assert_allclose(logits, _expected_logits(model), rtol=0, atol=ATOL)

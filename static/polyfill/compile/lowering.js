@@ -19,6 +19,11 @@
  *   L.defer(operand, view)      make `operand` a deferred View (materialized by L.value on demand)
  *   L.storeView(node)           the transpose a matmul stores for (compile/views.js planStoreViews)
  *   L.attention.get(node)       {scores, softmax} when matmul `node` ends a fused attention
+ *   L.splitNorms                product node -> the normalization that may add its split
+ *                               partial sums itself (compile/split_norm.js)
+ *   L.deferSplitRead(value, r)  a split product's reduce step, not yet emitted, for `value`
+ *   L.splitRead(value)          that read (the caller adds the partial sums instead of binding
+ *                               `value`), or null
  *
  * Each step records `operators`: the builder operators ({type, label}) it was made for, taken
  * from `L.origin`, which the compiler sets while lowering each node (and for output copies and
@@ -55,6 +60,30 @@ export class Lowering {
     this.attention = new Map();
     /** @type {Map<object, object>} matmul node -> its sibling group (compile/siblings.js) */
     this.siblings = new Map();
+    /** @type {Map<object, object>} product node -> the normalization reading it (compile/split_norm.js) */
+    this.splitNorms = new Map();
+    /** @type {Map<object, object>} Value -> the deferred reduce of the split product it holds */
+    this.splitReads = new Map();
+  }
+
+  /**
+   * Defers the reduce step of a split product whose result `value` is read by the
+   * normalization planned for it (compile/split_norm.js): that normalization gets `read` from
+   * splitRead() and adds the partial sums itself (ops/matmul_kernels.js addSplitRead); a step
+   * binding `value` (none, when the plan holds) gets the reduce step emitted before it, so
+   * `value` is never read unwritten.
+   * @param {object} value the product's (never written) result
+   * @param {{node: object, dataType: string, batchRank: number, hasC: boolean, values: object[],
+   *   uniforms: object, reduce: function}} read what addSplitRead needs, and `reduce()` emitting
+   *   the reduce step
+   */
+  deferSplitRead(value, read) {
+    this.splitReads.set(value, {...read, origin: this.origin});
+  }
+
+  /** The deferred read of `value` (see deferSplitRead), or null. */
+  splitRead(value) {
+    return this.splitReads.get(value) ?? null;
   }
 
   /** The transpose node whose layout `node` (a matmul) stores its output in, or undefined. */
@@ -166,6 +195,15 @@ export class Lowering {
    * @param {number} [step.groups] workgroups to launch instead; `total` = groups * workgroupSize
    */
   step({shader, values, uniforms = {}, threads, groups, label}) {
+    for (const v of values) {
+      const read = this.splitRead(v);
+      if (!read) continue;
+      this.splitReads.delete(v);
+      const origin = this.origin;
+      this.origin = read.origin;
+      read.reduce();
+      this.origin = origin;
+    }
     if (values.length !== shader.bindings.length) {
       throw new Error(`${shader.name}: ${values.length} values for ${shader.bindings.length} bindings`);
     }

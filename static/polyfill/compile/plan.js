@@ -1,6 +1,7 @@
 /**
  * build(): graph -> fixed plan. Fuses element-wise chains into their producers (compile/fusion.js),
- * folds transposes into the matrix kernels' addressing (compile/views.js), lowers the reachable
+ * folds transposes into the matrix kernels' addressing (compile/views.js), lets a normalization
+ * add up the split product it reads (compile/split_norm.js), lowers the reachable
  * nodes into steps, assigns pooled buffers to
  * temporaries by lifetime (a buffer is reused once the last step reading its value has been
  * encoded), uploads constants once, creates every pipeline and the static bind groups ahead, and
@@ -19,6 +20,7 @@ import {planStoreViews} from './views.js';
 import {planAttention} from './attention.js';
 import {isSoftwareAdapter} from '../ops/adapter_kind.js';
 import {planSiblings} from './siblings.js';
+import {planSplitNorms} from './split_norm.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -49,6 +51,10 @@ export async function compileGraph(context, entries) {
   L.attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion) : new Map();
   // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js)
   L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...L.attention.keys()]));
+  // a split product read only by a layer/instance normalization: no reduce step, the
+  // normalization adds the partial sums (compile/split_norm.js)
+  L.splitNorms = planSplitNorms(nodes, entries.map(([, o]) => o), fusion,
+    new Set([...L.storeViews.keys(), ...L.attention.keys(), ...L.siblings.keys()]));
   const skipped = new Set(L.storeViews.values());
   for (const {scores, softmax} of L.attention.values()) skipped.add(scores).add(softmax);
   for (const node of nodes) {

@@ -11,7 +11,9 @@
  *    workgroup splitting K across 64 invocations each when B is contiguous along K, else one
  *    invocation per column with K split four ways; partial sums meet in workgroup memory.
  * On hardware adapters a tiled product of few tiles and a long K is split along K (see
- * splitCount()): one dispatch of partial products, one that adds them and stores Y.
+ * splitCount()): one dispatch of partial products, one that adds them and stores Y; where only a
+ * normalization reads Y (compile/split_norm.js), that normalization's step adds them instead
+ * (addSplitRead) and the reduce step is not emitted.
  * Accumulation is in f32; results go through storeExpr so float16 outputs round to binary16.
  */
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
@@ -81,8 +83,17 @@ function storeY(dataType, cTerm) {
   return `
 fn store_y(v: f32, m: u32, n: u32, y0: u32) {
   let yi = y0 + m * u_y_sm() + n * u_y_sn();
-  Y[yi] = ${storeExpr(dataType, `epilogue(u_alpha() * v${cTerm}, yi)`)};
+  Y[yi] = ${storeExpr(dataType, yValue('v', cTerm))};
 }`;
+}
+
+/**
+ * The WGSL value every matrix kernel stores (before its data type's rounding) for the raw sum
+ * `v` of element (m, n) at Y index yi (variables of that name in scope): scaled by alpha, C term
+ * added, through the epilogue. One text for store_y and the split reduce (split_value).
+ */
+function yValue(v, cTerm) {
+  return `epilogue(u_alpha() * ${v}${cTerm}, yi)`;
 }
 
 /**
@@ -165,27 +176,67 @@ function gemvColShader(dataType, batchRank, hasC) {
 }
 
 /**
- * The reduce step of a split product: one invocation per element of Y, adding the `split_k`
- * partial sums of P ([split][batch][m][n], f32) in split order and storing through store_y.
+ * Declares what adding up a split product needs: bindings P (the partial sums, f32,
+ * [split][batch][m][n]) and C (when `hasC`), the common uniforms and `split_k`, and
+ *   fn split_value(gi: u32, m: u32, n: u32, yi: u32) -> f32
+ * the value the product stores at Y index yi for its element gi = (batch, m, n) (row-major over
+ * [batches, M, N]): the `split_k` partial sums added in split order, then alpha, C and the
+ * epilogue exactly as store_y applies them (before the data type's rounding). The shader adds
+ * `epilogue` (ops/epilogue.js) and the store helpers itself.
  */
-function splitReduceShader(dataType, batchRank, hasC) {
-  const T = wgslType(dataType);
-  const shader = new Shader('matmul_split_reduce').read('P', 'f32');
-  if (hasC) shader.read('C', T);
-  shader.write('Y', T);
+function declareSplitValue(shader, dataType, batchRank, hasC) {
+  shader.read('P', 'f32');
+  if (hasC) shader.read('C', wgslType(dataType));
   const cTerm = declareCommon(shader, batchRank, hasC);
   shader.uniform('split_k');
-  shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
+  shader.fn(`
+fn split_value(gi: u32, m: u32, n: u32, yi: u32) -> f32 {
+  let stride = u_batches() * u_M() * u_N();
+  var s = 0.0;
+  for (var k = 0u; k < u_split_k(); k++) { s += P[k * stride + gi]; }
+  return ${yValue('s', cTerm)};
+}`);
+}
+
+/**
+ * The reduce step of a split product: one invocation per element of Y, adding the `split_k`
+ * partial sums of P ([split][batch][m][n], f32) in split order and storing through the epilogue.
+ */
+function splitReduceShader(dataType, batchRank, hasC) {
+  const shader = new Shader('matmul_split_reduce');
+  declareSplitValue(shader, dataType, batchRank, hasC);
+  shader.write('Y', wgslType(dataType));
+  shader.fn(storeHelpers(dataType));
   shader.main(`
   let mn = u_M() * u_N();
   let batch = gi / mn;
   let m = (gi % mn) / u_N();
   let n = gi % u_N();
-  let stride = u_batches() * mn;
-  var s = 0.0;
-  for (var k = 0u; k < u_split_k(); k++) { s += P[k * stride + gi]; }
-  store_y(s, m, n, u_y_base() + batch * u_y_bs());`);
+  let yi = u_y_base() + batch * u_y_bs() + m * u_y_sm() + n * u_y_sn();
+  Y[yi] = ${storeExpr(dataType, 'split_value(gi, m, n, yi)')};`);
   return shader;
+}
+
+/**
+ * Adds to `shader` the reading of a split product's result without its reduce step (`read`,
+ * from Lowering.splitRead: the product stores row-major from offset 0, so element o of Y is
+ * element o of the partial sums): the bindings and uniforms of declareSplitValue and
+ *   fn split_x(o: u32) -> f32
+ * the value the reduce step would have stored at Y[o], float16 rounding included, so a kernel
+ * reading it instead of Y[o] computes bit for bit what it computes after the reduce step. The
+ * caller declares its own bindings next, then the product's epilogue with
+ * addEpilogue(shader, L, read.node), and binds read.values first, its own values, then the
+ * epilogue's, with read.uniforms among its uniforms.
+ * @param {import('../gpu/wgsl.js').Shader} shader with no binding declared yet
+ * @param {{dataType: string, batchRank: number, hasC: boolean}} read
+ */
+export function addSplitRead(shader, {dataType, batchRank, hasC}) {
+  declareSplitValue(shader, dataType, batchRank, hasC);
+  shader.fn(`
+fn split_x(o: u32) -> f32 {
+  let mn = u_M() * u_N();
+  return ${storeExpr(dataType, 'split_value(o, (o % mn) / u_N(), o % u_N(), o)')};
+}`);
 }
 
 /**
@@ -299,6 +350,15 @@ function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b
   const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
   L.step({shader, values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
     groups: groups * splitK, label});
-  storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC), hasC ? [partial, c, y] : [partial, y],
-    {...uniforms, split_k: splitK}, {threads: batches * M * N});
+  const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC),
+    hasC ? [partial, c, y] : [partial, y], {...uniforms, split_k: splitK}, {threads: batches * M * N});
+  // a normalization reading only Y (compile/split_norm.js) adds the partial sums itself; Y must
+  // then be row-major from 0, its element o the partial sums' element o of each split
+  const rowMajor = uniforms.y_base === 0 && uniforms.y_sm === N && uniforms.y_sn === 1 && uniforms.y_bs === M * N;
+  if (p.node && L.splitNorms.has(p.node) && rowMajor) {
+    L.deferSplitRead(y, {node: p.node, dataType, batchRank: variant.batchRank, hasC,
+      values: hasC ? [partial, c] : [partial], uniforms: {...uniforms, split_k: splitK}, reduce});
+  } else {
+    reduce();
+  }
 }

@@ -21,6 +21,8 @@ import {addMathHelpers} from '../gpu/math.js';
 import {addWorkgroupReduce, declareRowIndexers, rowWorkgroupSize, splitRows, useShortRows} from './rows.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
+import {addSplitRead} from './matmul_kernels.js';
+import {addEpilogue} from './epilogue.js';
 
 /** Optional operands of options (scale, bias): their slots, or null. */
 function optional(builder, options, name, label) {
@@ -64,7 +66,17 @@ ${hasScale ? '  y = SCALE[c] * y;\n' : ''}${hasBias ? '  y = y + BIAS[c];\n' : '
 }
 
 /**
- * Emits mean/variance normalisation of `input` over `axes` into the node's output.
+ * Row elements a workgroup keeps in workgroup memory (8 KiB) when it normalises the rows of a
+ * split product, so the partial sums are added once per element rather than in each of the
+ * three passes; longer rows, and one invocation per row, add them again in each pass.
+ */
+const STAGED_ROW = 2048;
+
+/**
+ * Emits mean/variance normalisation of `input` over `axes` into the node's output. When the
+ * input is a split product's result whose reduce step was deferred (compile/split_norm.js), the
+ * step reads it as that product's partial sums, added and finished exactly as the reduce step
+ * would (ops/matmul_kernels.js addSplitRead), and there is no reduce step.
  * @param {number[]} paramStrides per input dimension, the element stride of scale/bias (0 where
  *   they do not vary)
  */
@@ -76,13 +88,31 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const split = splitRows(input.shape, axes, [paramStrides]);
   const short = useShortRows(L.ctx, split.rows, split.n);
   const size = short ? 1 : rowWorkgroupSize(split.n);
-  const shader = new Shader(`${node.op}${short ? '_short' : ''}`).read('X', T);
+  const x = L.value(input);
+  const read = L.splitRead(x);
+  const staged = Boolean(read) && !short && split.n <= STAGED_ROW;
+  const shader = new Shader(`${node.op}${short ? '_short' : ''}${read ? '_split' : ''}`);
+  if (read) addSplitRead(shader, read);
+  else shader.read('X', T);
   if (hasScale) shader.read('SCALE', T);
   if (hasBias) shader.read('BIAS', T);
   shader.write('Y', T).uniform('rows').uniform('n').uniform('eps', 'f32');
-  const uniforms = {rows: split.rows, n: split.n, eps: epsilon,
+  let uniforms = {rows: split.rows, n: split.n, eps: epsilon,
     ...declareRowIndexers(shader, split, 0, 'r', 'e'), ...declareRowIndexers(shader, split, 1, 'pr', 'pe')};
   shader.fn(storeHelpers(dt));
+  const values = [...(read ? read.values : [x]), ...node.inputs.slice(1).map((v) => L.value(v)), L.result(node)];
+  if (read) {
+    // the product's fused stages, after this step's own bindings; the step is the product's too
+    const ep = addEpilogue(shader, L, read.node);
+    values.push(...ep.values);
+    uniforms = {...uniforms, ...read.uniforms, ...ep.uniforms};
+    L.origin = [...read.origin, ...L.origin];
+    if (staged) shader.shared('xrow', `array<f32, ${STAGED_ROW}>`);
+  }
+  const load = (o) => (read ? `split_x(${o})` : `X[${o}]`);
+  // staged: each invocation reads back only the elements j it wrote (no barrier needed)
+  const first = staged ? 'let x = split_x(base + e_offset(j)); xrow[j] = x; s += x;' : `s += ${load('base + e_offset(j)')};`;
+  const again = (o) => (staged ? 'xrow[j]' : load(o));
   const row = short ? 'gi' : 'wg';
   const loop = (body) => `for (var j = ${short ? '0u' : 'li'}; j < u_n(); j += ${size}u) { ${body} }`;
   const total = (v) => (short ? '' : `  ${v} = wg_sum(${v}, li);\n`);
@@ -91,15 +121,14 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   let pbase = pr_offset(${row});
   let n = f32(u_n());
   var s = 0.0;
-  ${loop('s += X[base + e_offset(j)];')}
+  ${loop(first)}
 ${total('s')}  let mean = s / n;
   var v = 0.0;
-  ${loop('let d = X[base + e_offset(j)] - mean; v += d * d;')}
+  ${loop(`let d = ${again('base + e_offset(j)')} - mean; v += d * d;`)}
 ${total('v')}  let sd = sqrt_f(v / n + u_eps());
   ${loop(`let o = base + e_offset(j);
-    var y = (X[o] - mean) / sd;
+    var y = (${again('o')} - mean) / sd;
 ${hasScale ? `    y = ${param('SCALE')} * y;\n` : ''}${hasBias ? `    y = y + ${param('BIAS')};\n` : ''}    Y[o] = ${storeExpr(dt, 'y')};`)}`;
-  const values = [...node.inputs.map((x) => L.value(x)), L.result(node)];
   if (short) {
     shader.main(body);
     addMathHelpers(shader);

@@ -29,6 +29,7 @@ from tests.conformance.family_helpers import describe
 from tests.conformance.encode import graph_case
 from tests.reference.conv import convTranspose2d
 from tests.reference.elementwise import TOLERANCE, binary, unary
+from tests.reference.normalization import layerNormalization
 from tests.reference.ops import conv2d, gemm, matmul, reshape, softmax, transpose
 
 SEED = 20261202
@@ -76,6 +77,8 @@ def _producer(op, args, options, data_type):
         return reshape(args[0], args[1])
     if op == "softmax":
         return softmax(args[0], args[1])
+    if op == "layerNormalization":
+        return layerNormalization(args[0], options, data_type)
     return _stage(op, args, options, data_type)
 
 
@@ -93,7 +96,7 @@ def _evaluate(operators, env, data_type):
 def _op(op, args, out, **options):
     entry = {"op": op, "args": [operand(a) if isinstance(a, str) else a for a in args], "outputs": out}
     if options:
-        entry["options"] = {k: operand(v) if k in ("bias", "c") else v for k, v in options.items()}
+        entry["options"] = {k: operand(v) if k in ("bias", "c", "scale") else v for k, v in options.items()}
     return entry
 
 

@@ -20,6 +20,15 @@ softmax also a graph output (not fused).
 Siblings (``siblings/``, compile/siblings.js): matmuls of one A with constant B's (+ constant
 bias adds) as one product: a Q/K/V projection feeding attention, and a pair without bias whose
 results are graph outputs (copied out of the merged product).
+
+Split norms (``split-norm/``, compile/split_norm.js): a product (+ bias + residual add) read only
+by a layerNormalization, whose step adds the product's partial sums itself where the product is
+split along K (hardware adapters; tests/test_fusion.py forces the split): gemm with C + a
+residual holding NaN, +Inf and -Inf (those rows are NaN) -> layerNormalization with scale and
+bias; a 3-D matmul + bias + residual -> layerNormalization over axis 2; ORT's WebNN EP's
+reshape -> gemm -> reshape -> add -> layerNormalization without scale and bias; and near misses
+whose sum is also read by a relu, or is itself a graph output (the reduce step stays). K = 40
+and dyadic data: the products are exact, the bound is layerNormalization's (tolerances.md).
 """
 from __future__ import annotations
 
@@ -186,6 +195,30 @@ def _head_cases(rng, data_type):
     return cases
 
 
+def _split_norm_cases(rng, data_type):
+    atol = 1 / 1024 if data_type == "float32" else 1 / 512
+    norm = lambda x, y, **o: _op("layerNormalization", [x], y, **o)  # noqa: E731
+    arrays = {"a": dyadic(rng, (6, 40)), "b": dyadic(rng, (40, 24), 16), "c": dyadic(rng, (24,), 4),
+              "r": specials(dyadic(rng, (6, 24)) * 2), "scale": rng.uniform(0.5, 2, 24), "bias": dyadic(rng, (24,))}
+    gemm_add = [_op("gemm", ["a", "b"], "g", c="c"), _op("add", ["g", "r"], "s")]
+    cases = [chain_case("split-norm/gemm-bias-residual-layernorm", data_type, arrays, ["a", "r"], gemm_add + [
+        norm("s", "y", axes=[1], scale="scale", bias="bias")], ["y"], "ATOL", atol)]
+    cases.append(chain_case("split-norm/unfused/sum-read-twice", data_type, arrays, ["a", "r"], gemm_add + [
+        norm("s", "y", axes=[1], scale="scale", bias="bias"), _op("relu", ["s"], "z")], ["y", "z"], "ATOL", atol))
+    cases.append(chain_case("split-norm/unfused/sum-is-output", data_type, arrays, ["a", "r"], gemm_add + [
+        norm("s", "y", axes=[1])], ["y", "s"], "ATOL", atol))
+    arrays = {"x": dyadic(rng, (2, 5, 40)), "w": dyadic(rng, (40, 24), 16), "wb": dyadic(rng, (24,), 4),
+              "r": dyadic(rng, (2, 5, 24)) * 2, "scale": rng.uniform(-2, 2, 24), "bias": dyadic(rng, (24,))}
+    cases.append(chain_case("split-norm/matmul-add-add-layernorm-3d", data_type, arrays, ["x", "r"], [
+        _op("matmul", ["x", "w"], "m"), _op("add", ["m", "wb"], "p"), _op("add", ["p", "r"], "s"),
+        norm("s", "y", axes=[2], scale="scale", bias="bias")], ["y"], "ATOL", atol))
+    cases.append(chain_case("split-norm/ort-reshape-gemm-reshape-add-layernorm", data_type, arrays, ["x", "r"], [
+        _op("reshape", ["x", [10, 40]], "x2"), _op("gemm", ["x2", "w"], "g", c="wb"),
+        _op("reshape", ["g", [2, 5, 24]], "g3"), _op("add", ["r", "g3"], "s"),
+        norm("s", "y", axes=[2])], ["y"], "ATOL", atol))
+    return cases
+
+
 def graph_cases() -> list[dict]:
     rng = np.random.default_rng([SEED, 2])
     heads = np.random.default_rng([SEED, 3])
@@ -193,4 +226,8 @@ def graph_cases() -> list[dict]:
     for data_type in ("float32", "float16"):
         cases += _view_cases(rng, data_type) + _attention_cases(rng, data_type) + _sibling_cases(rng, data_type)
         cases += _head_cases(heads, data_type)
+    # a stream of their own: adding cases changes no earlier case's data
+    rng = np.random.default_rng([SEED, 4])
+    for data_type in ("float32", "float16"):
+        cases += _split_norm_cases(rng, data_type)
     return cases

@@ -1,0 +1,62 @@
+/**
+ * A split product's reduce step folded into the normalization that reads its result.
+ *
+ * On hardware adapters a tiled matmul/gemm of few workgroups is split along K (ops/matmul_kernels.js
+ * splitCount): one step stores f32 partial sums, a reduce step adds them, applies alpha, the C
+ * term and the fused element-wise tail (compile/fusion.js; a transformer's residual add) and
+ * stores Y. When Y is read by nothing but a layerNormalization or instanceNormalization (as its
+ * input), the normalization's step reads its input through ops/matmul_kernels.js addSplitRead
+ * instead: the same sums in the same order, the same epilogue and float16 rounding, so its
+ * results equal the unfused steps' bit for bit, and the reduce step and Y's buffer are gone. The
+ * BERT encoder's attention output projection and second feed-forward product (matmul or gemm +
+ * bias + residual add -> layerNormalization over the hidden axis, built by hand or by ORT's
+ * WebNN EP) are this.
+ *
+ * The pattern (planSplitNorms), decided at build: a matmul, gemm or conv2d (float32 or float16;
+ * a conv2d is split only when it is pointwise, and stores row-major only in nchw), not a
+ * sibling product, a transposed store or a fused attention, whose output after its fused stages
+ * is read once, as input 0 of a layerNormalization / instanceNormalization, and is not a graph
+ * output; the normalization's step then binds at most 8 storage buffers (WebGPU's guaranteed
+ * maxStorageBuffersPerShaderStage): partial sums, C, the stages' other operands, scale, bias and
+ * its output. Whether the product is split at all is the matrix kernel's choice at lowering, and
+ * it defers the reduce only when it stores Y row-major from offset 0 (ops/matmul_kernels.js
+ * splitStep); otherwise it stores Y as always and the normalization reads Y.
+ */
+import {slots} from '../operand.js';
+
+const FLOAT = new Set(['float32', 'float16']);
+const NORMALIZATIONS = new Set(['layerNormalization', 'instanceNormalization']);
+/** Producers that may store through a split product (conv2d: a pointwise one, on the matrix kernels). */
+const PRODUCTS = new Set(['matmul', 'gemm', 'conv2d']);
+/** WebGPU's guaranteed storage buffers per shader stage. */
+const MAX_STORAGE_BINDINGS = 8;
+
+/**
+ * @param {object[]} nodes reachable nodes, topological order
+ * @param {object[]} outputs the graph's output operands
+ * @param {{tails: Map<object, object[]>, lowerAt: Map<object, object>}} fusion the fusion pass's plan
+ * @param {Set<object>} [exclude] products that keep their own store (siblings, transposed stores,
+ *   fused attention)
+ * @returns {Map<object, object>} product node -> the normalization node reading its result
+ */
+export function planSplitNorms(nodes, outputs, fusion, exclude = new Set()) {
+  const uses = new Map();
+  for (const node of nodes) for (const input of node.inputs) uses.set(slots(input), (uses.get(slots(input)) ?? 0) + 1);
+  for (const o of outputs) uses.set(slots(o), (uses.get(slots(o)) ?? 0) + 1);
+  const found = new Map();
+  for (const node of nodes) {
+    if (!NORMALIZATIONS.has(node.op) || !FLOAT.has(node.outputs[0].dataType)) continue;
+    const x = slots(node.inputs[0]);
+    if (x.kind !== 'op' || uses.get(x) !== 1) continue;
+    // the product itself, or the producer of the fused chain ending in x
+    const product = PRODUCTS.has(x.node.op) && !fusion.tails.has(x.node) ? x.node : fusion.lowerAt.get(x.node);
+    if (!product || !PRODUCTS.has(product.op) || exclude.has(product)) continue;
+    const stages = fusion.tails.get(product) ?? [];
+    // the product's C term: gemm's c, conv2d's bias (its third input)
+    const bindings = 1 + (product.inputs.length > 2 ? 1 : 0) + stages.filter((st) => st.other).length
+      + (node.inputs.length - 1) + 1;
+    if (bindings > MAX_STORAGE_BINDINGS) continue;
+    found.set(product, node);
+  }
+  return found;
+}

@@ -1,0 +1,177 @@
+"""A split product's reduce step added up by the normalization that reads it
+(compile/split_norm.js, ops/matmul_kernels.js addSplitRead): values against float64 NumPy and
+bit for bit against the unfused steps on the same kernels, with the split forced through the
+context's kernelOverrides (SwiftShader never splits by default; hardware adapters split
+products of few tiles). The step counts are tests/test_fusion.py's (test_split_norm_*,
+test_encoder_split_*) and tests/test_ort_webnn_ep.py's.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.conformance.cases import transformer as transformer_cases
+from tests.conformance.cases.fusion import dyadic
+from tests.conformance.encode import to_type
+from tests.conformance.family_helpers import assert_all_pass, run_cases
+from tests.graph_batch import assert_bits, run_on_context
+from tests.graph_runner import decode_tensor, encode_tensor
+from tests.reference.normalization import instanceNormalization, layerNormalization
+from tests.reference.ops import conv2d, gemm, matmul
+
+#: the tiled kernel split along K in 3 ranges
+SPLIT3 = {"matmul": "tiled", "splitK": 3}
+
+
+def _split_norm_cases(data_type):
+    return [c for c in transformer_cases.graph_cases() if "/split-norm/" in c["name"] and c["dataType"] == data_type]
+
+
+@pytest.mark.parametrize("rows", ["invocation", "workgroup"])
+def test_split_norm_values(webnn_page, server_url, rows):
+    """The split-norm cases (NaN/±Inf in the residual: those rows NaN; float32 and float16; scale
+    and bias present and absent) with the product split in 3, against float64 NumPy, with one
+    invocation per row (the partial sums added in each pass) and one workgroup per row (the
+    row staged in workgroup memory)."""
+    cases = _split_norm_cases("float32") + _split_norm_cases("float16")
+    assert_all_pass(run_cases(webnn_page, server_url, cases, {**SPLIT3, "rows": rows}))
+
+
+def test_transformer_family_with_the_split_forced(webnn_page, server_url):
+    """test_conformance's transformer family (views, attention, siblings, split norms; float32
+    and float16) with every tiled product split along K in 2 ranges."""
+    assert_all_pass(run_cases(webnn_page, server_url, transformer_cases.graph_cases(), {"matmul": "tiled", "splitK": 2}))
+
+
+_TWINS_JS = """
+async (context, cases) => {
+  const {addToBuilder, fromBase64, toBase64} = await import('/harness/graph_json.js');
+  const {graphSlots} = await import('/polyfill/graph.js');
+  const out = [];
+  for (const {description, inputs} of cases) {
+    const builder = new MLGraphBuilder(context);
+    const operands = addToBuilder(builder, description, (name, spec) => fromBase64(spec.bytes));
+    const graph = await builder.build(Object.fromEntries(description.outputs.map((n) => [n, operands.get(n)])));
+    const steps = graphSlots(graph).plan.describeSteps().map((st) => st.kernel);
+    const tensors = {};
+    for (const [name, spec] of Object.entries(description.inputs)) {
+      tensors[name] = await context.createTensor({...spec, writable: true});
+      context.writeTensor(tensors[name], fromBase64(inputs[name].bytes));
+    }
+    const results = {};
+    for (const name of description.outputs) {
+      const o = operands.get(name);
+      results[name] = await context.createTensor({dataType: o.dataType, shape: o.shape, readable: true});
+    }
+    context.dispatch(graph, tensors, results);
+    const y = results[description.outputs[0]];
+    out.push({steps, y: {dataType: y.dataType, shape: [...y.shape], bytes: toBase64(await context.readTensor(y))}});
+    graph.destroy();
+  }
+  return out;
+}
+"""
+
+
+def _split_norm_graphs(rng, data_type, norm):
+    """(description, inputs, float64 reference of the output) of a product split along K into
+    a normalization, M = 37, N = 200, K = 300 (float16: dyadic data, exact products, so the
+    reference rounds where the operators round; float32: uniform): ``gemm``: alpha 0.5, beta 2,
+    C, a residual add, layerNormalization over axis 1 with scale and bias, NaN in a row of A and ±Inf in two
+    rows of the residual; ``matmul``: a 3-D matmul + bias + residual, layerNormalization over
+    axis 2 without scale and bias; ``instance``: a 4-D matmul [1, 3, 37, 300] x [300, 20] ->
+    instanceNormalization (nchw: 37 x 20 per channel) with scale and bias; ``conv-nchw`` /
+    ``conv-nhwc``: a pointwise conv2d 300 -> 20 channels over 5 x 8 with bias ->
+    instanceNormalization (nhwc stores column-major: the reduce step stays)."""
+    t = lambda a: to_type(a, data_type).astype(np.float64)  # noqa: E731
+    # float16: dyadic (exact products, so the reference's float16 roundings are the kernels');
+    # float32: inexact, so a different summation order would show in the bitwise comparison
+    def data(shape, k=8):
+        return dyadic(rng, shape, k) if data_type == "float16" else rng.uniform(-1, 1, shape) * 8 / k
+    if norm == "gemm":
+        a, b, c, r = data((37, 300)), data((300, 200), 16), data((200,), 4), data((37, 200)) * 2
+        a[3, 7], r[10, 100], r[20, 0] = np.nan, np.inf, -np.inf
+        scale, bias = rng.uniform(0.5, 1.2, 200), rng.uniform(-0.25, 0.25, 200)
+        opts = {"scale": t(scale), "bias": t(bias), "axes": [1]}
+        s = t(t(gemm(t(a), t(b), {"c": t(c), "alpha": 0.5, "beta": 2.0}, data_type)) + t(r))
+        ref = layerNormalization(s, opts, data_type)
+        inputs, constants = {"a": a, "r": r}, {"b": b, "c": c, "scale": scale, "bias": bias}
+        operators = [
+            {"op": "gemm", "args": [{"operand": "a"}, {"operand": "b"}],
+             "options": {"c": {"operand": "c"}, "alpha": 0.5, "beta": 2.0}, "outputs": "g"},
+            {"op": "add", "args": [{"operand": "g"}, {"operand": "r"}], "outputs": "s"},
+            {"op": "layerNormalization", "args": [{"operand": "s"}],
+             "options": {"axes": [1], "scale": {"operand": "scale"}, "bias": {"operand": "bias"}}, "outputs": "y"}]
+    elif norm == "matmul":
+        x, w, wb, r = data((2, 37, 300)), data((300, 200), 16), data((200,), 4), data((2, 37, 200))
+        s = t(t(t(matmul(t(x), t(w))) + t(wb)) + t(r))
+        ref = layerNormalization(s, {"axes": [2]}, data_type)
+        inputs, constants = {"x": x, "r": r}, {"w": w, "wb": wb}
+        operators = [
+            {"op": "matmul", "args": [{"operand": "x"}, {"operand": "w"}], "outputs": "m"},
+            {"op": "add", "args": [{"operand": "m"}, {"operand": "wb"}], "outputs": "p"},
+            {"op": "add", "args": [{"operand": "r"}, {"operand": "p"}], "outputs": "s"},
+            {"op": "layerNormalization", "args": [{"operand": "s"}], "options": {"axes": [2]}, "outputs": "y"}]
+    elif norm in ("conv-nchw", "conv-nhwc"):
+        layout = norm[5:]
+        x, w, cb = data((1, 300, 5, 8)), data((20, 300, 1, 1), 16), data((20,), 4)
+        if layout == "nhwc":
+            x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+        s = t(conv2d(t(x), t(w), {"bias": t(cb), "inputLayout": layout}))
+        ref = instanceNormalization(s, {"layout": layout}, data_type)
+        inputs, constants = {"x": x}, {"w": w, "cb": cb}
+        operators = [
+            {"op": "conv2d", "args": [{"operand": "x"}, {"operand": "w"}],
+             "options": {"bias": {"operand": "cb"}, "inputLayout": layout}, "outputs": "s"},
+            {"op": "instanceNormalization", "args": [{"operand": "s"}], "options": {"layout": layout}, "outputs": "y"}]
+    else:
+        x, w = data((1, 3, 37, 300)), data((300, 20), 16)
+        scale, bias = rng.uniform(0.5, 1.2, 3), rng.uniform(-0.25, 0.25, 3)
+        s = t(matmul(t(x), t(w)))
+        ref = instanceNormalization(s, {"scale": t(scale), "bias": t(bias)}, data_type)
+        inputs, constants = {"x": x}, {"w": w, "scale": scale, "bias": bias}
+        operators = [
+            {"op": "matmul", "args": [{"operand": "x"}, {"operand": "w"}], "outputs": "s"},
+            {"op": "instanceNormalization", "args": [{"operand": "s"}],
+             "options": {"scale": {"operand": "scale"}, "bias": {"operand": "bias"}}, "outputs": "y"}]
+    description = {
+        "inputs": {n: {"dataType": data_type, "shape": list(a.shape)} for n, a in inputs.items()},
+        "constants": {n: encode_tensor(to_type(a, data_type)) for n, a in constants.items()},
+        "operators": operators, "outputs": ["y"]}
+    return description, {n: encode_tensor(to_type(a, data_type)) for n, a in inputs.items()}, ref
+
+
+@pytest.mark.parametrize("rows", ["invocation", "workgroup"])
+@pytest.mark.parametrize("data_type", ["float32", "float16"])
+def test_split_norm_large_shapes(webnn_page, server_url, data_type, rows):
+    """A product split in 3 along K = 300 into a normalization of its 37 x 200 rows (see
+    _split_norm_graphs: gemm with alpha, beta, C, residual, scale and bias, NaN/±Inf rows;
+    3-D matmul + bias + residual without scale and bias; 4-D matmul and pointwise conv2d + bias
+    -> instanceNormalization) against float64 NumPy (layerNormalization's absolute bound for
+    all; rows holding NaN or ±Inf are NaN), and bit for bit what the same kernels give with the
+    sum also a graph output, which keeps the reduce step (the same f32 sums, epilogue and
+    rounding), the one step fewer asserted; an nhwc pointwise conv2d stores column-major and
+    keeps its reduce step."""
+    rng = np.random.default_rng(15)
+    cases, refs = [], []
+    for norm in ("gemm", "matmul", "instance", "conv-nchw", "conv-nhwc"):
+        description, inputs, ref = _split_norm_graphs(rng, data_type, norm)
+        twin = {**description, "outputs": ["y", description["operators"][-2]["outputs"]]}
+        cases += [{"description": description, "inputs": inputs}, {"description": twin, "inputs": inputs}]
+        refs.append((norm, ref))
+    out = run_on_context(webnn_page, server_url, _TWINS_JS, cases, {**SPLIT3, "pointwise": "tiled", "rows": rows})
+    atol = 1 / 1024 if data_type == "float32" else 1 / 512
+    for (norm, ref), fused, unfused in zip(refs, out[0::2], out[1::2]):
+        assert "matmul_tiled_split" in fused["steps"], (norm, fused["steps"])
+        kept = norm == "conv-nhwc"
+        assert ("matmul_split_reduce" in fused["steps"]) is kept, (norm, fused["steps"])
+        assert len(fused["steps"]) == len(unfused["steps"]) - (not kept) - (data_type == "float16"), (norm, fused, unfused)
+        got = decode_tensor(fused["y"]).astype(np.float64)
+        want = to_type(ref, data_type).astype(np.float64)
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (norm, np.argwhere(np.isnan(got) != np.isnan(want))[:5])
+        if norm == "gemm":
+            assert np.isnan(want[[3, 10, 20]]).all() and not np.isnan(np.delete(want, [3, 10, 20], 0)).any()
+        finite = ~np.isnan(want)
+        err = np.abs(got[finite] - want[finite]).max()
+        assert err <= atol, (norm, err)
+        assert_bits(decode_tensor(fused["y"]), decode_tensor(unfused["y"]))
