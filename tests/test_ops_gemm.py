@@ -144,3 +144,21 @@ def test_split_k(webnn_page, server_url, split_k, k):
     want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
     got = np.array(r["y"], dtype=np.float32).reshape(want.shape)
     assert_ulp(got, want, 2 * k + 2, np.float32)
+
+
+@pytest.mark.parametrize("split_k", [1, 2])
+def test_tile_bands(webnn_page, server_url, split_k):
+    """The tiled kernels take their tiles in bands of 8 tile rows (matmul_tiled.js BAND): 581 rows
+    are 10 tile rows of 64, a full band and a short one of 2 (the last only 5 rows deep), over 3
+    tile columns, unsplit and split in 2, against float64 NumPy."""
+    rng = np.random.default_rng(6)
+    a, bt = no_cancel(rng, 581, 40, 130)
+    b = np.ascontiguousarray(bt.T)
+    c = (rng.uniform(0.1, 1.0, 130) * np.sign(a[0, 0] * bt[0])).astype(np.float32)
+    enc = lambda x: {"shape": list(x.shape), "data": x.ravel().tolist()}
+    open_harness(webnn_page, server_url)
+    r = webnn_page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), split_k])
+    assert r["kernels"][0][0] == ("matmul_tiled" if split_k == 1 else "matmul_tiled_split"), r["kernels"]
+    want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
+    got = np.array(r["y"], dtype=np.float32).reshape(want.shape)
+    assert_ulp(got, want, 2 * 40 + 2, np.float32)

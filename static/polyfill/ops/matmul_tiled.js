@@ -6,7 +6,9 @@
  *    through workgroup memory in 16-deep slices of K, loaded so that neighbouring invocations
  *    read neighbouring addresses for either memory order of A and B (a variant of the text);
  *    the next slice's loads are issued into registers before the current slice is multiplied,
- *    so their latency hides behind its multiply-adds.
+ *    so their latency hides behind its multiply-adds. Workgroups take their tiles in bands of
+ *    BAND tile rows, down each column of the band and then the next (a 4096^3 product's B, 64
+ *    MB, no longer passes through the cache for every 4 rows of tiles).
  *  - blocked: no workgroup memory or barrier; each invocation reads its 4 rows of A and 4
  *    columns of B straight from storage. On a CPU adapter (SwiftShader), where barriers are
  *    expensive, this is the fast one.
@@ -21,6 +23,9 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
+
+/** Tile rows per band of the tiled kernels' workgroup order. */
+const BAND = 8;
 
 /** WGSL `fn store_row(v, m, n, y0)`: 4 columns of one row from a vec4 through store_y, skipping a
  * row past M and columns past N. */
@@ -158,9 +163,14 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   let per_batch = u_tilesN() * u_tilesM();${range}
   let batch = wt / per_batch;
   if (batch >= u_batches()) { return; }
+  // tiles in bands of ${BAND} tile rows, column by column within a band: workgroups that run
+  // at the same time share rows of A and columns of B in the GPU's cache
   let t = wt % per_batch;
-  let m0 = (t / u_tilesN()) * ${tile}u;
-  let n0 = (t % u_tilesN()) * ${tile}u;
+  let band = t / (${BAND}u * u_tilesN());
+  let rows = min(${BAND}u, u_tilesM() - band * ${BAND}u);
+  let tb = t % (${BAND}u * u_tilesN());
+  let m0 = (band * ${BAND}u + tb % rows) * ${tile}u;
+  let n0 = (tb / rows) * ${tile}u;
   let a0 = u_a_base() + ab_offset(batch);
   let b0 = u_b_base() + bb_offset(batch);
   let tx = li % 16u;
