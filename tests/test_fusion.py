@@ -266,3 +266,39 @@ def test_split_norm_adds_the_partial_sums(webnn_page, server_url):
                                                              ["gemm", "reshape", "add", "layerNormalization"]], got
     assert got["unfused/sum-read-twice"] == [["gemm", "add"], ["gemm", "add"], ["layerNormalization"], ["relu"]], got
     assert got["unfused/sum-is-output"] == [["gemm", "add"], ["gemm", "add"], ["layerNormalization"]], got
+
+
+_HARDWARE_SPLIT_JS = """
+async (widths) => {
+  const {graphSlots} = await import('/polyfill/graph.js');
+  const {contextSlots} = await import('/polyfill/context.js');
+  const context = await navigator.ml.createContext();
+  // the plan an NVIDIA H200 gets (splitCount and the kernel choice read the adapter info)
+  contextSlots(context).adapterInfo = {vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false};
+  const out = {};
+  try {
+    for (const n of widths) {
+      const builder = new MLGraphBuilder(context);
+      const a = builder.input('a', {dataType: 'float32', shape: [128, 768]});
+      const b = builder.constant({dataType: 'float32', shape: [768, n]}, new Float32Array(768 * n));
+      const graph = await builder.build({y: builder.matmul(a, b)});
+      out[n] = graphSlots(graph).plan.describeSteps().map((s) => s.kernel);
+      graph.destroy();
+    }
+  } finally {
+    context.destroy();
+  }
+  return out;
+}
+"""
+
+
+def test_split_choice_on_a_hardware_adapter(webnn_page, server_url):
+    """On a hardware adapter (its adapter info given to a SwiftShader context) a 128 x 768 x N
+    product of 64 x 64 tiles splits along K only below 64 workgroups: N = 768 (24 workgroups)
+    in 6 ranges (partial products + reduce), N = 1536 (48) in 3, while BERT-base's Q/K/V (N = 2304,
+    72 workgroups) and FFN-in (N = 3072, 96) products stay one step."""
+    open_harness(webnn_page, server_url)
+    got = webnn_page.evaluate(_HARDWARE_SPLIT_JS, [768, 1536, 2304, 3072])
+    split = ["matmul_tiled_split", "matmul_split_reduce"]
+    assert got == {"768": split, "1536": split, "2304": ["matmul_tiled"], "3072": ["matmul_tiled"]}, got

@@ -25,7 +25,7 @@ import {addEpilogue} from './epilogue.js';
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (enough to keep a large GPU busy). */
 const WIDE_TILES = 96;
-/** Split K until a product has about this many workgroups... */
+/** Split K (products of fewer than half this many workgroups) until a product has about this many... */
 const SPLIT_GROUPS = 128;
 /** ...but give each split at least this much of K (a multiple of the 16-deep slices). */
 const SPLIT_MIN_K = 64;
@@ -48,10 +48,12 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
 
 /**
  * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
- * (they run the blocked kernel) and for products that already have SPLIT_GROUPS workgroups; else
- * enough splits to reach that many, each at least SPLIT_MIN_K deep. On an NVIDIA H200 a 64x64
- * tiled 1x1 convolution 1152 -> 192 channels over a 7x7 map is 3 workgroups unsplit. Context
- * slots for tests and benchmarks: `kernelOverrides.splitK` forces a count (1: never split),
+ * (they run the blocked kernel) and for products that already have half of SPLIT_GROUPS
+ * workgroups (a two-way split would buy little and cost a dispatch: BERT-base's Q/K/V and FFN-in
+ * products, 72 and 96 workgroups, were as fast unsplit on the H200); else enough splits to reach
+ * SPLIT_GROUPS, each at least SPLIT_MIN_K deep. On an NVIDIA H200 a 64x64 tiled 1x1 convolution
+ * 1152 -> 192 channels over a 7x7 map is 3 workgroups unsplit. Context slots for tests and
+ * benchmarks: `kernelOverrides.splitK` forces a count (1: never split),
  * `kernelOverrides.splitGroups` / `splitMinK` replace the two constants.
  * @returns {number} splits (1 = none)
  */
@@ -59,7 +61,7 @@ export function splitCount(ctx, groups, K) {
   const o = ctx.kernelOverrides ?? {};
   if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
   const target = o.splitGroups ?? SPLIT_GROUPS;
-  if (isSoftwareAdapter(ctx) || groups >= target) return 1;
+  if (isSoftwareAdapter(ctx) || groups >= target / 2) return 1;
   const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
   return Math.min(SPLIT_MAX, most, Math.ceil(target / groups));
 }
