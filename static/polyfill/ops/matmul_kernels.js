@@ -49,8 +49,9 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
 /**
  * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
  * (they run the blocked kernel) and for products that already have half of SPLIT_GROUPS
- * workgroups (a two-way split would buy little and cost a dispatch: BERT-base's Q/K/V and FFN-in
- * products, 72 and 96 workgroups, were as fast unsplit on the H200); else enough splits to reach
+ * workgroups (a two-way split would buy little and cost a dispatch: with BERT-base's Q/K/V and
+ * FFN-in products, 72 and 96 workgroups, unsplit (kernelOverrides.splitGroups 64) the H200 ran
+ * it as fast back to back, 2.78-3.08 against 2.80-3.17 ms); else enough splits to reach
  * SPLIT_GROUPS, each at least SPLIT_MIN_K deep. On an NVIDIA H200 a 64x64 tiled 1x1 convolution
  * 1152 -> 192 channels over a 7x7 map is 3 workgroups unsplit. Context slots for tests and
  * benchmarks: `kernelOverrides.splitK` forces a count (1: never split),
