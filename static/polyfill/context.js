@@ -15,6 +15,7 @@ import {opSupportLimits} from './ops/support_limits.js';
 import {maxTensorByteLength} from './gpu/device_limits.js';
 import {destroyGraph, graphSlots, isGraph} from './graph.js';
 import {checkExportDevice, checkNotExported, exportTensor} from './interop.js';
+import {checkTensor, isDetached, validateNamed} from './context_checks.js';
 
 // The CPU context (cpu/backend.js) may run where WebGPU's globals are missing.
 const TENSOR_USAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0;
@@ -263,18 +264,6 @@ function liveSlots(context) {
 }
 
 /**
- * @returns {object} the slots of `tensor`, a live MLTensor of `context`
- * @throws {TypeError} not an MLTensor, another context's tensor, a destroyed tensor
- */
-function checkTensor(context, tensor, what) {
-  if (!isTensor(tensor)) throw typeError(what, 'argument is not an MLTensor');
-  const t = tensorSlots(tensor);
-  if (t.context !== context) throw typeError(what, 'the tensor belongs to another MLContext');
-  if (t.destroyed) throw typeError(what, 'the tensor is destroyed');
-  return t;
-}
-
-/**
  * Allocates a tensor's buffer (zero-filled by WebGPU, as the spec requires).
  * @param {object} s the context's slots
  * @returns {Promise<MLTensor>}
@@ -329,28 +318,6 @@ export function loseContext(context, message) {
     if (s.ownsDevice) s.device.destroy();
   }
   s.resolveLost(s.lostInfo);
-}
-
-/** Whether an AllowSharedBufferSource's memory was detached (transferred) meanwhile. */
-function isDetached(source) {
-  const buffer = ArrayBuffer.isView(source) ? source.buffer : source;
-  if (typeof buffer.detached === 'boolean') return buffer.detached;
-  return ArrayBuffer.isView(source) ? source.byteLength === 0 : buffer.byteLength === 0;
-}
-
-function validateNamed(entries, descriptors, what) {
-  if (entries.length !== descriptors.size) {
-    throw typeError('dispatch', `expected ${descriptors.size} ${what} tensors (${[...descriptors.keys()].join(', ')}), got ${entries.length}`);
-  }
-  for (const [name, tensor] of entries) {
-    const t = tensorSlots(tensor);
-    if (t.constant) throw typeError('dispatch', `${what} "${name}" is a constant tensor`);
-    const d = descriptors.get(name);
-    if (!d) throw typeError('dispatch', `the graph has no ${what} named "${name}"`);
-    if (d.dataType !== t.desc.dataType || d.shape.length !== t.desc.shape.length || d.shape.some((x, i) => x !== t.desc.shape[i])) {
-      throw typeError('dispatch', `${what} "${name}" expects ${d.dataType} [${d.shape}], got ${t.desc.dataType} [${t.desc.shape}]`);
-    }
-  }
 }
 
 /** The slots every context has, whichever backend: its graphs and tensors, the lost promise. */
