@@ -6,10 +6,13 @@ No browser: a page result (``window.lastRun``) is written by hand with known out
 from __future__ import annotations
 
 import base64
+import json
+from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
 
+from tools import bench_ort
 from tools.bench_ort import MARKERS, add_differences, format_tables, update_readme
 
 
@@ -83,3 +86,20 @@ def test_bert_base_is_generated_only_on_request(monkeypatch, tmp_path):
     assert {"bert-base", "bert-base-512"} <= set(bench_ort.MODELS) <= set(bench_models.MODELS) | {"efficientnet-lite0"}
     # adding models changed no existing model's random stream
     assert bench_models.SEED_STREAM["bert-encoder"] == 0 and bench_models.SEED_STREAM["mobilenetv2"] == 1
+
+
+def test_kernel_overrides_reach_the_page_and_the_table():
+    """``--kernel-overrides`` goes to the page as JSON (bench.js merges it into every polyfill
+    context's kernelOverrides slot), is named under the table, and must be a JSON object."""
+    url = bench_ort.page_url("http://h", ["bert-base"], ["builder"], 3, 1, 4, False,
+                             kernel_overrides='{"attention": false}')
+    query = parse_qs(urlparse(url).query)
+    assert json.loads(query["kernelOverrides"][0]) == {"attention": False}
+    assert "kernelOverrides" not in parse_qs(urlparse(bench_ort.page_url("http://h", ["bert-base"], ["builder"],
+                                                                      3, 1, 4, False)).query)
+    run = _run({"builder": np.zeros(3, np.float32)})
+    add_differences(run, {"mobilenetv2": np.zeros(3, np.float32)})
+    run["config"]["kernelOverrides"] = {"attention": False}
+    assert 'kernelOverrides {"attention": false}' in bench_ort.format_tables(run)
+    with pytest.raises(SystemExit):
+        bench_ort.main(["--kernel-overrides", "[1]", "--models", "bert-base"])
