@@ -183,6 +183,34 @@ def test_attention_is_one_step(webnn_page, server_url):
     assert got["unfused/softmax-is-output"] == [["matmul"], ["softmax"], ["matmul"]], got
 
 
+def _scores_sibling_cases():
+    """Attention whose scores product has constant keys (Q @ K, K a weight) next to another
+    product of Q with a constant B (a sibling candidate), before and after it in build order."""
+    rng = np.random.default_rng([fusion_cases.SEED, 31])
+    arrays = {"q": rng.uniform(-1, 1, (2, 5, 4)), "k": rng.uniform(-1, 1, (4, 7)),
+              "w": fusion_cases.dyadic(rng, (4, 6), 16), "v": rng.uniform(-1, 1, (2, 7, 3))}
+    attention = [fusion_cases._op("matmul", ["q", "k"], "s"), fusion_cases._op("softmax", ["s", 2], "p"),
+                 fusion_cases._op("matmul", ["p", "v"], "y")]
+    other = [fusion_cases._op("matmul", ["q", "w"], "z")]
+    return {name: fusion_cases.chain_case(f"attention/scores-sibling-{name}", "float32", arrays, ["q", "v"], ops,
+                                          ["y", "z"], "ATOL", 2 ** -16)
+            for name, ops in (("first", attention + other), ("last", other + attention))}
+
+
+def test_fused_scores_product_is_no_sibling(webnn_page, server_url):
+    """The fused attention step computes its scores product itself: that product must not also
+    join a sibling group (one product of Q with [K | W] computing the scores a second time, and a
+    copy of the other product's column range out of it). The other product is one step of its own;
+    values against float64 NumPy, fused and unfused."""
+    cases = _scores_sibling_cases()
+    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["first"] == [["matmul", "softmax", "matmul"], ["matmul"]], got
+    assert got["last"] == [["matmul"], ["matmul", "softmax", "matmul"]], got
+    for attention in (True, False):
+        assert_all_pass(run_cases(webnn_page, server_url, list(cases.values()), {"attention": attention}))
+
+
 def test_siblings_are_one_product(webnn_page, server_url):
     """Q, K and V projections (matmul + bias of one A) are one product whose column ranges the
     attention step reads in place; sibling products that are graph outputs are copied out."""
