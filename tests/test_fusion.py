@@ -211,6 +211,35 @@ def test_fused_scores_product_is_no_sibling(webnn_page, server_url):
         assert_all_pass(run_cases(webnn_page, server_url, list(cases.values()), {"attention": attention}))
 
 
+def _reshaped_scores_cases():
+    """matmul [-> div] -> reshape -> softmax -> matmul where the reshape changes the rows the
+    softmax normalises ([2, 5, 8] scores as [2, 10, 4]): not the attention pattern."""
+    rng = np.random.default_rng([fusion_cases.SEED, 32])
+    arrays = {"q": rng.uniform(-1, 1, (2, 5, 3)), "k": rng.uniform(-1, 1, (2, 3, 8)),
+              "v": rng.uniform(-1, 1, (2, 4, 3)), "two": np.array([2.0])}
+    op = fusion_cases._op
+    cases = {}
+    for name, stages in (("reshape", []), ("div-reshape", [op("div", ["s", "two"], "d")])):
+        ops = [op("matmul", ["q", "k"], "s"), *stages, op("reshape", [stages[-1]["outputs"] if stages else "s",
+                                                                       [2, 10, 4]], "r"),
+               op("softmax", ["r", 2], "p"), op("matmul", ["p", "v"], "y")]
+        cases[name] = fusion_cases.chain_case(f"attention/unfused/scores-{name}-rows", "float32", arrays,
+                                              ["q", "k", "v"], ops, ["y"], "ATOL", 2 ** -16)
+    return cases
+
+
+def test_reshaped_scores_are_not_fused_attention(webnn_page, server_url):
+    """A reshape in the scores' fused chain that regroups their rows (rows of 8 scores
+    normalised as rows of 4) leaves the attention unfused (the fused kernel takes its rows from
+    the first matmul's shape, and got the wrong values); values against float64 NumPy."""
+    cases = _reshaped_scores_cases()
+    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
+    got = {name: steps[c["name"]] for name, c in cases.items()}
+    assert got["reshape"] == [["matmul", "reshape"], ["softmax"], ["matmul"]], got
+    assert got["div-reshape"] == [["matmul", "div", "reshape"], ["softmax"], ["matmul"]], got
+    assert_all_pass(run_cases(webnn_page, server_url, list(cases.values()), {"attention": True}))
+
+
 def test_siblings_are_one_product(webnn_page, server_url):
     """Q, K and V projections (matmul + bias of one A) are one product whose column ranges the
     attention step reads in place; sibling products that are graph outputs are copied out."""
