@@ -150,15 +150,20 @@ def test_ort_encoder_split_products_fold_into_layer_norm(webnn_page, server_url)
 NVIDIA = {"vendor": "nvidia", "architecture": "", "description": "", "isFallbackAdapter": False}
 
 
-def test_ort_encoder_in_the_hardware_plan(webnn_page, server_url):
-    """ORT's encoder graph in the plan of a hardware adapter (its adapter info set on the
-    SwiftShader contexts ORT creates): attention fused (one step a layer), the products the
-    adapter splits along K and their layer norms adding the partial sums, the tiled kernels;
-    the output equals onnxruntime's as on SwiftShader's own plan."""
-    model, result = _run_ort(webnn_page, server_url, "bert-encoder", adapter_info=NVIDIA)
+@pytest.mark.parametrize("name, count", [("mobilenetv2", 72), ("bert-encoder", 18)])
+def test_ort_models_in_the_hardware_plan(webnn_page, server_url, name, count):
+    """ORT's graphs in the plan of a hardware adapter (its adapter info set on the SwiftShader
+    contexts ORT creates): the encoder's attention fused (one step a layer), the products the
+    adapter splits along K (the CNN's pointwise convolutions too) and the encoder's layer norms
+    adding the partial sums, the tiled kernels; the step counts the README gives for the H200,
+    and the output equals onnxruntime's as on SwiftShader's own plan."""
+    model, result = _run_ort(webnn_page, server_url, name, adapter_info=NVIDIA)
     assert "ok" in result, result
     steps = result["ok"]["steps"][0]
     print(len(steps), "steps:", steps)
-    assert sum("softmax" in st for st in steps) == 2 and all("matmul" in st for st in steps if "softmax" in st), steps
+    assert len(steps) == count, steps
+    if name == "bert-encoder":
+        assert sum("softmax" in st for st in steps) == 2, steps
+        assert all(st[0] == "matmul" and "matmul" in st[1:] for st in steps if "softmax" in st), steps
     logits = np.frombuffer(base64.b64decode(result["ok"]["logits"]), "<f4")
     np.testing.assert_allclose(logits, _expected_logits(model), rtol=0, atol=ATOL)
