@@ -240,6 +240,65 @@ def test_reshaped_scores_are_not_fused_attention(webnn_page, server_url):
     assert_all_pass(run_cases(webnn_page, server_url, list(cases.values()), {"attention": True}))
 
 
+def _attention_edge_cases():
+    """Fused-attention shapes and values the conformance family leaves out: 1 x 1 x 1 heads;
+    D = Dv = 64 with 33 and 1000 keys (the first 40 masked: a whole tile of -Inf first); no
+    batch dimensions, and 3 of them broadcast between Q, K and V; masks per row, per column,
+    a scalar one, and a bias add after the mask; Kt as transpose(K); scores near 1e30; NaN in
+    Q and K, NaN and +Inf in V; 70,000 heads (a grid folded past 65,535 workgroups); the
+    context stored through a transpose mixing batch and row axes."""
+    rng = np.random.default_rng([fusion_cases.SEED, 33])
+    op = fusion_cases._op
+
+    def u(*shape):
+        return rng.uniform(-1, 1, shape)
+
+    def case(name, q, k, v, stages=(), extra=None, pre=(), post=(), kt="k"):
+        ops = [*pre, op("matmul", ["q", kt], "s")]
+        cur = "s"
+        for i, (name_, other) in enumerate(stages):
+            ops.append(op(name_, [cur, other], f"t{i}"))
+            cur = f"t{i}"
+        ops += [op("softmax", [cur, max(q.ndim, k.ndim) - 1], "p"), op("matmul", ["p", "v"], "c" if post else "y"), *post]
+        return fusion_cases.chain_case(f"attention/edge-{name}", "float32", {"q": q, "k": k, "v": v, **(extra or {})},
+                                       ["q", "k", "v"], ops, ["y"], "ATOL", 2 ** -16)
+
+    mask = np.zeros((1, 1000))
+    mask[0, :40] = mask[0, 999] = -np.inf
+    q, k, v = u(2, 5, 4), u(2, 4, 40), u(2, 40, 3)
+    q[0, 1, 2] = k[1, 0, 35] = v[0, 33, 1] = np.nan
+    v[1, 2, 0] = np.inf
+    return [
+        case("1x1x1", u(1, 1), u(1, 1), u(1, 1)),
+        case("d64-s33", u(2, 3, 64), u(2, 64, 33), u(2, 33, 64)),
+        case("d64-s1000-first-tile-masked", u(2, 5, 64), u(2, 64, 1000), u(2, 1000, 64), [("add", "mask")], {"mask": mask}),
+        case("no-batch", u(5, 4), u(4, 7), u(7, 3)),
+        case("batch-3-broadcast", u(2, 1, 2, 5, 4), u(3, 1, 4, 7), u(2, 3, 2, 7, 3)),
+        case("mask-row", u(2, 5, 4), u(2, 4, 7), u(2, 7, 3), [("add", "mask")], {"mask": u(5, 1) * 3}),
+        case("mask-column", u(2, 5, 4), u(2, 4, 7), u(2, 7, 3), [("add", "mask")], {"mask": u(7) * 3}),
+        case("mask-scalar-div", u(2, 5, 4), u(2, 4, 7), u(2, 7, 3), [("div", "two"), ("add", "mask")],
+             {"two": np.array([2.0]), "mask": np.array(-1.5)}),
+        case("mask-then-bias", u(2, 5, 4), u(2, 4, 7), u(2, 7, 3), [("add", "mask"), ("add", "bias")],
+             {"mask": u(5, 7), "bias": u(7)}),
+        case("kt-transpose", u(2, 5, 4), u(2, 7, 4), u(2, 7, 3), pre=[op("transpose", ["k"], "kt", permutation=[0, 2, 1])],
+             kt="kt"),
+        case("scores-1e30", u(2, 5, 4) * 1e15, u(2, 4, 7) * 1e15, u(2, 7, 3)),
+        case("nan-inf", q, k, v),
+        case("70000-heads", u(70000, 1, 2), u(70000, 2, 3), u(70000, 3, 2)),
+        case("store-transposed", u(2, 3, 5, 4), u(2, 3, 4, 7), u(2, 3, 7, 6),
+             post=[op("transpose", ["c"], "y", permutation=[2, 0, 1, 3])]),
+    ]
+
+
+def test_fused_attention_edge_values(webnn_page, server_url):
+    """_attention_edge_cases through the fused step (one step each) against float64 NumPy."""
+    cases = _attention_edge_cases()
+    steps = _case_steps(webnn_page, server_url, cases, {"attention": True})
+    assert all(sum("softmax" in st for st in steps[c["name"]]) == 1 and len(steps[c["name"]]) == 1
+               for c in cases), steps
+    assert_all_pass(run_cases(webnn_page, server_url, cases, {"attention": True}))
+
+
 def test_siblings_are_one_product(webnn_page, server_url):
     """Q, K and V projections (matmul + bias of one A) are one product whose column ranges the
     attention step reads in place; sibling products that are graph outputs are copied out."""
