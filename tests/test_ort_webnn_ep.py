@@ -34,13 +34,16 @@ _BODY = """
 const {countWebNNCalls, setUpOrt, ortVersion} = await import('/demos/bench-ort/runtimes.js');
 const {graphSlots} = await import('/polyfill/graph.js');
 const overrides = %(overrides)s;
-if (overrides) {
+const adapterInfo = %(adapter_info)s;
+if (overrides || adapterInfo) {
   // the contexts ORT creates get the kernelOverrides slot (forced kernels, as the op tests do)
+  // and / or the adapterInfo slot (the plan of that adapter, run here on SwiftShader)
   const {contextSlots} = await import('/polyfill/context.js');
   const create = navigator.ml.createContext;
   navigator.ml.createContext = async function (...args) {
     const context = await create.apply(this, args);
-    contextSlots(context).kernelOverrides = overrides;
+    if (overrides) contextSlots(context).kernelOverrides = overrides;
+    if (adapterInfo) contextSlots(context).adapterInfo = adapterInfo;
     return context;
   };
 }
@@ -71,7 +74,7 @@ for (let i = 0; i < %(runs)d; i++) {
 const steps = graphs.map((g) => graphSlots(g).plan.describeSteps().map((st) => st.operators.map((o) => o.type)));
 await ort.release();
 MLGraphBuilder.prototype.build = build;
-if (overrides) delete navigator.ml.createContext;
+if (overrides || adapterInfo) delete navigator.ml.createContext;
 const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 let bin = '';
 for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
@@ -80,7 +83,7 @@ return {builds: buildsAfterSession, totalBuilds: counts.builds, dispatchesPerRun
 """
 
 
-def _run_ort(page, server_url, name, overrides=None):
+def _run_ort(page, server_url, name, overrides=None, adapter_info=None):
     """ORT's WebNN EP running model ``name`` on the polyfill (see _BODY): the model folder, and
     the run's counts, logits and each built graph's steps (operator types per step)."""
     if not (VENDOR / "ort.min.mjs").is_file():
@@ -88,7 +91,8 @@ def _run_ort(page, server_url, name, overrides=None):
                     "(python -m tools.bench_ort --install)")
     model = generate(name).parent
     result = run_js(page, server_url, _BODY % {"input": INPUT_FILE, "runs": RUNS, "model": name,
-                                               "overrides": json.dumps(overrides)})
+                                               "overrides": json.dumps(overrides),
+                                               "adapter_info": json.dumps(adapter_info)})
     return model, result
 
 
@@ -137,5 +141,29 @@ def test_ort_encoder_split_products_fold_into_layer_norm(webnn_page, server_url)
     norms = [st for st in steps if "layerNormalization" in st]
     assert len(norms) == 4 and all(st[0] in ("gemm", "matmul") and "add" in st for st in norms), norms
     assert len(steps) == 26, steps
+    logits = np.frombuffer(base64.b64decode(result["ok"]["logits"]), "<f4")
+    np.testing.assert_allclose(logits, _expected_logits(model), rtol=0, atol=ATOL)
+
+
+#: an NVIDIA adapter's info (test_fusion.py test_split_choice_on_a_hardware_adapter): the plan
+#: the H200 gets, built and run on SwiftShader
+NVIDIA = {"vendor": "nvidia", "architecture": "", "description": "", "isFallbackAdapter": False}
+
+
+@pytest.mark.parametrize("name, count", [("mobilenetv2", 72), ("bert-encoder", 18)])
+def test_ort_models_in_the_hardware_plan(webnn_page, server_url, name, count):
+    """ORT's graphs in the plan of a hardware adapter (its adapter info set on the SwiftShader
+    contexts ORT creates): the encoder's attention fused (one step a layer), the products the
+    adapter splits along K (the CNN's pointwise convolutions too) and the encoder's layer norms
+    adding the partial sums, the tiled kernels; the step counts the README gives for the H200,
+    and the output equals onnxruntime's as on SwiftShader's own plan."""
+    model, result = _run_ort(webnn_page, server_url, name, adapter_info=NVIDIA)
+    assert "ok" in result, result
+    steps = result["ok"]["steps"][0]
+    print(len(steps), "steps:", steps)
+    assert len(steps) == count, steps
+    if name == "bert-encoder":
+        assert sum("softmax" in st for st in steps) == 2, steps
+        assert all(st[0] == "matmul" and "matmul" in st[1:] for st in steps if "softmax" in st), steps
     logits = np.frombuffer(base64.b64decode(result["ok"]["logits"]), "<f4")
     np.testing.assert_allclose(logits, _expected_logits(model), rtol=0, atol=ATOL)

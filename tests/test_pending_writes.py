@@ -206,3 +206,29 @@ def test_forced_export_sees_the_written_data(webnn_page, server_url):
       return {x};
     """)
     np.testing.assert_array_equal(np.float32(r["x"]), np.float32(values(9)))
+
+
+def test_write_at_once_after_a_held_one_is_not_overwritten_by_it(webnn_page, server_url):
+    """A hardware adapter's context holds writeTensor's copy; configureContext(context,
+    {fastReadback: false}) then makes the next writeTensor of the same tensor write at once. The
+    older held copy must not go out after it (at the dispatch's flush) and replace the newer data:
+    the dispatch and the read see the last write. (SwiftShader emulates the hardware adapter's
+    `completion.hardware`.)"""
+    r = run(webnn_page, server_url, """
+      const {configureContext} = await import('/polyfill/options.js');
+      const context = await navigator.ml.createContext();
+      const s = contextSlots(context);
+      s.completion.hardware = true;
+      const {graph, xt, yt} = await makeGraph(context);
+      context.writeTensor(xt, values(10));
+      const held = s.pendingWrites.size;
+      configureContext(context, {fastReadback: false});
+      context.writeTensor(xt, values(11));
+      context.dispatch(graph, {x: xt}, {y: yt});
+      const [y, x] = [await read(context, yt), await read(context, xt)];
+      context.destroy();
+      return {held, y, x};
+    """)
+    assert r["held"] == 1
+    np.testing.assert_allclose(r["y"], graph(values(11)), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(np.float32(r["x"]), np.float32(values(11)))

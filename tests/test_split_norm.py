@@ -175,3 +175,55 @@ def test_split_norm_large_shapes(webnn_page, server_url, data_type, rows):
         err = np.abs(got[finite] - want[finite]).max()
         assert err <= atol, (norm, err)
         assert_bits(decode_tensor(fused["y"]), decode_tensor(unfused["y"]))
+
+
+def _edge_cases(data_type):
+    """Split norms the transformer family leaves out: layerNormalization over both axes (with a
+    full-shape scale), axes in reverse order, axis 0 only (per-row scale and bias), axes [0, 2]
+    of a 3-D product, over the batch axis of a product with broadcast batches, rows of 2,048
+    (the staged limit) and 2,500 (added again in each pass), gemm with aTranspose, bTranspose,
+    alpha, beta and a C of [1, N], a per-row C, a scalar C, and a GELU chain (x * f(x)) between
+    the product and the norm; dyadic data (exact products), float32 and float16."""
+    from tests.conformance.cases.fusion import _op, chain_case
+
+    rng = np.random.default_rng([7, 41])
+    atol = 1 / 1024 if data_type == "float32" else 1 / 256
+    norm = lambda x, y, **o: _op("layerNormalization", [x], y, **o)  # noqa: E731
+    a = {"a": dyadic(rng, (6, 40)), "b": dyadic(rng, (40, 24), 16), "r": dyadic(rng, (6, 24)),
+         "s6": rng.uniform(0.5, 2, 6), "s6x24": rng.uniform(0.5, 2, (6, 24)), "at": dyadic(rng, (40, 6)),
+         "bt": dyadic(rng, (24, 40), 16), "c1": dyadic(rng, (1, 24)), "crow": dyadic(rng, (6, 1)), "c0": np.array(0.75),
+         "x3": dyadic(rng, (2, 5, 40)), "s2x24": rng.uniform(0.5, 2, (2, 24)), "xb": dyadic(rng, (2, 1, 5, 40)),
+         "wb": dyadic(rng, (3, 40, 24), 16), "sq": np.array([1.4142135]), "one": np.array([1.0]),
+         "xr": dyadic(rng, (3, 40)), "w2048": dyadic(rng, (40, 2048), 16), "w2500": dyadic(rng, (40, 2500), 16)}
+    mm = [_op("matmul", ["a", "b"], "m"), _op("add", ["m", "r"], "s")]
+    cases = {
+        "axes-0-1": (["a", "r"], mm + [norm("s", "y", axes=[0, 1], scale="s6x24")]),
+        "axes-1-0": (["a", "r"], mm + [norm("s", "y", axes=[1, 0])]),
+        "axis-0": (["a", "r"], mm + [norm("s", "y", axes=[0], scale="s6", bias="s6")]),
+        "axes-0-2": (["x3"], [_op("matmul", ["x3", "b"], "m"), norm("m", "y", axes=[0, 2], scale="s2x24")]),
+        "broadcast-batches-axis-1": (["xb"], [_op("matmul", ["xb", "wb"], "m"), norm("m", "y", axes=[1])]),
+        "row-2048": (["xr"], [_op("matmul", ["xr", "w2048"], "m"), norm("m", "y", axes=[1])]),
+        "row-2500": (["xr"], [_op("matmul", ["xr", "w2500"], "m"), norm("m", "y", axes=[1])]),
+        "gemm-transposes-alpha-beta": (["at"], [_op("gemm", ["at", "bt"], "g", c="c1", aTranspose=True, bTranspose=True,
+                                                    alpha=0.5, beta=-2.0), norm("g", "y", axes=[1])]),
+        "gemm-row-c": (["a"], [_op("gemm", ["a", "b"], "g", c="crow", beta=2.0), norm("g", "y", axes=[1])]),
+        "gemm-scalar-c": (["a"], [_op("gemm", ["a", "b"], "g", c="c0", beta=3.0), norm("g", "y", axes=[1])]),
+        "gelu-chain": (["x3"], [_op("matmul", ["x3", "b"], "m"), _op("div", ["m", "sq"], "d"), _op("erf", ["d"], "e"),
+                                _op("add", ["e", "one"], "p"), _op("mul", ["m", "p"], "g"), norm("g", "y", axes=[2])]),
+    }
+    return {name: chain_case(f"split-norm/edge-{name}", data_type, a, inputs, ops, ["y"], "ATOL", atol)
+            for name, (inputs, ops) in cases.items()}
+
+
+@pytest.mark.parametrize("rows", ["invocation", "workgroup"])
+def test_split_norm_edge_values(webnn_page, server_url, rows):
+    """_edge_cases with the product split in 3 against float64 NumPy: each norm adds the
+    partial sums itself (product step + norm step)."""
+    cases = [*_edge_cases("float32").values(), *_edge_cases("float16").values()]
+    from tests.test_fusion import _case_steps
+
+    steps = _case_steps(webnn_page, server_url, cases, {**SPLIT3, "rows": rows})
+    for c in cases:
+        got = [st for st in steps[c["name"]] if st]  # float16: the inputs' conversion steps list no operator
+        assert len(got) == 2 + (c["dataType"] == "float16") and "layerNormalization" in got[1], (c["name"], got)
+    assert_all_pass(run_cases(webnn_page, server_url, cases, {**SPLIT3, "rows": rows}))

@@ -147,7 +147,12 @@ export class MLContext {
     checkNotExported(t, 'writeTensor');
     if (s.cpu) s.cpu.write(t, bytesOf(inputData));
     else if (s.deferWrites ?? s.completion.active) s.pendingWrites.add(t, bytesOf(inputData));
-    else upload(s, t.buffer, bytesOf(inputData));
+    else {
+      // writes held while holding was on (configureContext may turn fastReadback off) go out
+      // first: flushed later, an older copy would replace this newer data
+      s.pendingWrites.flush();
+      upload(s, t.buffer, bytesOf(inputData));
+    }
   }
 
   /**

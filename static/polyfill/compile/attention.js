@@ -2,7 +2,8 @@
  * Finds the attention pattern for ops/attention.js's fused step:
  *   scores = matmul(Q, Kt) [-> element-wise stages fused into it: scale, mask, ...]
  *   P = softmax(scores, last axis);  Y = matmul(P, V)
- * where the scores (after the stages) and P are each read once, by the next node only, and
+ * where the scores (after the stages, of the first matmul's shape: a reshape among the stages
+ * may not regroup its rows) and P are each read once, by the next node only, and
  * neither is a graph output; the second matmul has no fused stages of its own and its batch
  * shape is the scores' batch shape; the data type is float32 or float16; the head sizes fit the
  * kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
@@ -38,6 +39,10 @@ export function planAttention(nodes, outputs, fusion) {
     const scores = x.node.op === 'matmul' && !fusion.tails.has(x.node) ? x.node : fusion.lowerAt.get(x.node);
     if (scores?.op !== 'matmul' || scores.outputs[0].dataType !== node.outputs[0].dataType) continue;
     const shape = scores.outputs[0].shape;
+    // the kernel's rows are the first matmul's: a reshape in the chain (fused as a pass-through)
+    // that regroups them ([2, 5, 8] normalised as [2, 10, 4]) is another computation
+    const rows = softmax.outputs[0].shape;
+    if (rows.length !== shape.length || rows.some((d, i) => d !== shape[i])) continue;
     const out = node.outputs[0].shape;
     if (out.length !== shape.length || out.slice(0, -2).some((d, i) => d !== shape[i])) continue;
     const q = scores.inputs[0];

@@ -49,8 +49,11 @@ export async function compileGraph(context, entries) {
   // step 93-100 ms a layer against 30-40 ms for the three unfused steps)
   const fuseAttention = ctx.kernelOverrides?.attention ?? !isSoftwareAdapter(ctx);
   L.attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion) : new Map();
-  // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js)
-  L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...L.attention.keys()]));
+  // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js); not a
+  // fused attention's products: its step computes the scores itself (a sibling group would
+  // compute them a second time, and copy the other products out of it)
+  const attentionProducts = [...L.attention].flatMap(([context, {scores}]) => [context, scores]);
+  L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...attentionProducts]));
   // a split product read only by a layer/instance normalization: no reduce step, the
   // normalization adds the partial sums (compile/split_norm.js)
   L.splitNorms = planSplitNorms(nodes, entries.map(([, o]) => o), fusion,

@@ -17,7 +17,9 @@
  * client the builder path's upload-with-the-graph batch.
  *
  * Order is kept: every call that puts work on the queue and may read a tensor (dispatch,
- * readTensor, exportToGPU) flushes first, so the writes reach the queue before it, in call order.
+ * readTensor, exportToGPU) flushes first, so the writes reach the queue before it, in call order;
+ * so does a writeTensor that writes at once (holding turned off meanwhile, e.g. by
+ * configureContext's fastReadback: false), so that an older held copy cannot replace its data.
  * A later write of the same tensor replaces a pending one (nothing could have read the older
  * one). A write no later call flushes goes out in a task of its own (setTimeout 0), after the
  * calling code's microtasks. Writes to tensors destroyed meanwhile are dropped, and so is all of it
