@@ -72,3 +72,19 @@ export function reachableNodes(outputs) {
   }
   return [...seen].sort((a, b) => a.id - b.id);
 }
+
+/**
+ * How many times each operand is read: once per input slot of `nodes` that takes it (mul(x, x)
+ * reads x twice) and once more for each of `outputs` it is; the compile passes' "read once"
+ * tests (compile/fusion.js, views.js, attention.js, split_norm.js).
+ * @param {object[]} nodes builder nodes (reachableNodes)
+ * @param {MLOperand[]} outputs the graph's output operands
+ * @returns {Map<object, number>} operand slots -> number of reads
+ */
+export function useCounts(nodes, outputs) {
+  const uses = new Map();
+  const read = (operand) => uses.set(slots(operand), (uses.get(slots(operand)) ?? 0) + 1);
+  for (const node of nodes) node.inputs.forEach(read);
+  outputs.forEach(read);
+  return uses;
+}

@@ -8,10 +8,9 @@
  * shape is the scores' batch shape; the data type is float32 or float16; the head sizes fit the
  * kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
  * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP. compile/plan.js
- * applies it only where the context slot kernelOverrides.attention is true (its kernel is not yet
- * faster than the three unfused steps, see there).
+ * applies it on hardware adapters, or as the context slot kernelOverrides.attention says.
  */
-import {slots} from '../operand.js';
+import {slots, useCounts} from '../operand.js';
 import {attentionFits} from '../ops/attention.js';
 
 const FLOAT = new Set(['float32', 'float16']);
@@ -23,9 +22,7 @@ const FLOAT = new Set(['float32', 'float16']);
  * @returns {Map<object, {scores: object, softmax: object}>} second matmul node -> its pattern
  */
 export function planAttention(nodes, outputs, fusion) {
-  const uses = new Map();
-  for (const node of nodes) for (const input of node.inputs) uses.set(slots(input), (uses.get(slots(input)) ?? 0) + 1);
-  for (const o of outputs) uses.set(slots(o), (uses.get(slots(o)) ?? 0) + 1);
+  const uses = useCounts(nodes, outputs);
   const once = (operand) => uses.get(slots(operand)) === 1;
   const found = new Map();
   for (const node of nodes) {

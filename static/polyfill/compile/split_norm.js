@@ -22,7 +22,7 @@
  * it defers the reduce only when it stores Y row-major from offset 0 (ops/matmul_kernels.js
  * splitStep); otherwise it stores Y as always and the normalization reads Y.
  */
-import {slots} from '../operand.js';
+import {slots, useCounts} from '../operand.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 const NORMALIZATIONS = new Set(['layerNormalization', 'instanceNormalization']);
@@ -40,9 +40,7 @@ const MAX_STORAGE_BINDINGS = 8;
  * @returns {Map<object, object>} product node -> the normalization node reading its result
  */
 export function planSplitNorms(nodes, outputs, fusion, exclude = new Set()) {
-  const uses = new Map();
-  for (const node of nodes) for (const input of node.inputs) uses.set(slots(input), (uses.get(slots(input)) ?? 0) + 1);
-  for (const o of outputs) uses.set(slots(o), (uses.get(slots(o)) ?? 0) + 1);
+  const uses = useCounts(nodes, outputs);
   const found = new Map();
   for (const node of nodes) {
     if (!NORMALIZATIONS.has(node.op) || !FLOAT.has(node.outputs[0].dataType)) continue;

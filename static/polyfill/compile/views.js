@@ -18,7 +18,7 @@
  * (the builder operators folded into it, for the consuming step's profile), materialize():
  * Value}.
  */
-import {slots} from '../operand.js';
+import {slots, useCounts} from '../operand.js';
 import {stridesOf} from '../shape/common.js';
 
 /**
@@ -85,16 +85,9 @@ export function storeStrides(outShape, perm) {
  * @returns {Map<object, object>} matmul node -> the transpose node it stores for
  */
 export function planStoreViews(nodes, outputs, tails) {
-  const uses = new Map();
+  const uses = useCounts(nodes, outputs);
   const consumer = new Map();
-  for (const node of nodes) {
-    for (const input of node.inputs) {
-      const s = slots(input);
-      uses.set(s, (uses.get(s) ?? 0) + 1);
-      consumer.set(s, node);
-    }
-  }
-  for (const o of outputs) uses.set(slots(o), (uses.get(slots(o)) ?? 0) + 1);
+  for (const node of nodes) for (const input of node.inputs) consumer.set(slots(input), node);
   const views = new Map();
   for (const node of nodes) {
     if (node.op !== 'matmul' || tails.has(node)) continue;
