@@ -103,3 +103,19 @@ def test_kernel_overrides_reach_the_page_and_the_table():
     assert 'kernelOverrides {"attention": false}' in bench_ort.format_tables(run)
     with pytest.raises(SystemExit):
         bench_ort.main(["--kernel-overrides", "[1]", "--models", "bert-base"])
+
+
+def test_profile_printout_sorts_steps_and_sums_kernels():
+    """--profile: the 10 slowest of all steps with their launch sizes, and the time per kernel."""
+    steps = [{"index": i, "name": f"s{i}", "kernel": "matmul_tiled" if i % 2 else "layer_norm",
+              "operators": [{"type": "matmul", "label": ""}], "workgroups": [i + 1, 1, 1], "workgroupSize": 256,
+              "ms": 0.01 * (i + 1)} for i in range(12)]
+    run = {"models": [{"model": "bert-base", "profile": {"runs": 3, "totalMs": sum(s["ms"] for s in steps), "steps": steps}},
+                      {"model": "mobilenetv2", "profile": {"skipped": "no module"}}, {"model": "x"}]}
+    lines = bench_ort.format_profiles(run).splitlines()
+    assert lines[0] == "bert-base: top GPU steps of our builder path (3 runs, 0.78 ms in all, 12 steps)"
+    assert lines[1].split()[:5] == ["#11", "0.120", "ms", "matmul_tiled", "[12x1x1"]
+    assert len([ln for ln in lines if ln.startswith("  #")]) == 10 and "#0 " not in "\n".join(lines)
+    # odd indices (2, 4, ..., 12 hundredths) are the matmuls: 0.42 of 0.78 ms
+    assert lines[11] == "  per kernel: matmul_tiled 6x 0.420 ms (54%); layer_norm 6x 0.360 ms (46%)"
+    assert lines[12] == "mobilenetv2: profile skipped: no module"

@@ -33,3 +33,20 @@ def test_bench_matmul_profile_prints_steps():
     assert "top 2 GPU steps" in table and "| matmul 256^3 auto | 0 matmul |" in table
     plain = outside_event_loop(bench, small[:1], ["auto"], reps=1, batch=1, timeout_s=120)
     assert plain["rows"][0].get("steps") is None and "GPU steps" not in format_table(plain)
+
+
+def test_bench_matmul_shapes_and_override_variants():
+    """--shapes parses MxKxN into matmul cases; --overrides become labelled variants next to the kernels."""
+    import pytest
+
+    from tools.bench_matmul import parse_shapes, shape_cases, variants
+
+    assert parse_shapes("128x768x2304, 4000X4000x4000,") == [(128, 768, 2304), (4000, 4000, 4000)]
+    for bad in ("128x768", "0x4x4", "axbxc"):
+        with pytest.raises(ValueError):
+            parse_shapes(bad)
+    (case,) = shape_cases([(128, 768, 2304)])
+    assert case["inputs"] == {"a": [128, 768], "b": [768, 2304]} and case["flops"] == 2 * 128 * 768 * 2304
+    assert variants(["auto", "tiled"], [{"matmul": "tiled", "splitK": 2}]) == [
+        {"label": "auto", "overrides": None}, {"label": "tiled", "overrides": {"matmul": "tiled"}},
+        {"label": '{"matmul":"tiled","splitK":2}', "overrides": {"matmul": "tiled", "splitK": 2}}]

@@ -97,6 +97,10 @@ def test_profile_names_operators_and_times_steps(webnn_page, server_url):
     # one step (compile/fusion.js) that lists both operators, the producer first.
     assert ops == [[("conv2d", "c1")], [("relu", ""), ("add", "sum")]], ops
     assert steps[0]["name"] == "c1"
+    # launch sizes: the fused element-wise step runs one invocation per output element (240)
+    assert all(len(s["workgroups"]) == 3 and min(s["workgroups"]) >= 1 for s in steps), steps
+    ws = steps[1]["workgroupSize"]
+    assert steps[1]["workgroups"] == [-(-240 // ws), 1, 1], steps[1]
     assert all(isinstance(s["ms"], (int, float)) and s["ms"] > 0 for s in steps), steps
     assert abs(p["totalMs"] - sum(s["ms"] for s in steps)) < 1e-9
     assert r["counts"] == {"passes": 3 * len(steps), "timestamped": 3 * len(steps)}

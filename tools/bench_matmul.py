@@ -16,7 +16,13 @@ The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHR
 Usage::
 
     python -m tools.bench_matmul [--reps N] [--batch N] [--max-size N] [--kernels a,b]
+                                 [--shapes MxKxN,...] [--only-shapes] [--overrides JSON]
                                  [--out bench-results/matmul.json] [--timeout SECONDS] [--profile]
+
+``--shapes`` adds float32 matmuls [M, K] x [K, N] (e.g. BERT-base's 128x768x2304, or 4000x4000x4000
+next to 4096^3); ``--only-shapes`` drops the built-in cases. ``--overrides`` adds variants: a JSON
+list of ``kernelOverrides`` objects (e.g. ``[{"matmul": "tiled", "splitK": 2}]``), each timed on
+every matrix case next to the ``--kernels``, labelled by its JSON.
 
 ``--profile`` runs in the polyfill's profiling mode (one timestamped pass per step, so the times
 include that cost) and prints the 10 slowest GPU steps over all cases.
@@ -27,6 +33,7 @@ Exit status: 0 when every case ran, 2 when the page failed (no adapter, error, t
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from pathlib import Path
@@ -35,6 +42,34 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("bench-results/matmul.json")
 KERNELS = ["auto", "blocked", "tiled", "tiled128", "gemv"]
+
+
+def shape_cases(shapes: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
+    """Matmul cases [M, K] x [K, N] for (M, K, N) triples."""
+    return [{"name": f"matmul {m}x{k} . {k}x{n}", "op": "matmul", "inputs": {"a": [m, k], "b": [k, n]},
+             "flops": 2 * m * k * n, "matrix": True} for m, k, n in shapes]
+
+
+def parse_shapes(text: str) -> list[tuple[int, int, int]]:
+    """``"128x768x2304,4000x4000x4000"`` -> [(128, 768, 2304), (4000, 4000, 4000)].
+
+    Raises:
+        ValueError: an item is not three positive integers joined by x.
+    """
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        dims = [int(d) for d in item.lower().split("x")]
+        if len(dims) != 3 or min(dims) < 1:
+            raise ValueError(f"shape {item!r}: expected MxKxN, three positive integers")
+        out.append(tuple(dims))
+    return out
+
+
+def variants(kernels: list[str], overrides: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The kernel configurations timed per matrix case: {label, overrides} with overrides the
+    context's kernelOverrides (None for the adapter's own choice, 'auto')."""
+    out = [{"label": k, "overrides": None if k == "auto" else {"matmul": k}} for k in kernels]
+    return out + [{"label": json.dumps(o, separators=(",", ":")), "overrides": o} for o in overrides or []]
 
 
 def cases(max_size: int) -> list[dict[str, Any]]:
@@ -58,7 +93,8 @@ def cases(max_size: int) -> list[dict[str, Any]]:
     return out
 
 
-#: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [cases, kernels, reps, batch].
+#: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [cases, variants, reps, batch]
+#: (variants: {label, overrides}, see variants()).
 _BENCH_BODY = """
   async function time(graph, inputs, outputs, out) {
     const {latency, batchMs: total} = await timeDispatches(graph, inputs, outputs, out, reps, batch);
@@ -74,9 +110,9 @@ _BENCH_BODY = """
   }
   const rows = [];
   for (const c of cases) {
-    for (const kernel of c.matrix ? kernels : ['auto']) {
+    for (const {label: kernel, overrides} of c.matrix ? variants : [{label: 'auto', overrides: null}]) {
       if ((kernel === 'blocked' || kernel === 'gemv') && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
-      slots.kernelOverrides = kernel === 'auto' ? undefined : {matmul: kernel};
+      slots.kernelOverrides = overrides ?? undefined;
       const b = new MLGraphBuilder(context);
       const ops = {};
       for (const [name, shape] of Object.entries(c.inputs)) ops[name] = b.input(name, {dataType: 'float32', shape});
@@ -125,13 +161,14 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def bench(case_list, kernels, reps: int, batch: int, timeout_s: float, launches: int = 3,
-          profile: bool = False) -> dict[str, Any]:
+          profile: bool = False, overrides: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears);
-    ``profile``: in profiling mode, each row then has ``steps``."""
+    ``kernels`` and ``overrides``: see variants(); ``profile``: in profiling mode, each row then
+    has ``steps``."""
     from tools.bench_page import page_function, run_in_harness
 
-    return run_in_harness(page_function("[cases, kernels, reps, batch]", _BENCH_BODY, profile), [case_list, kernels, reps, batch],
-                          timeout_s, launches)
+    return run_in_harness(page_function("[cases, variants, reps, batch]", _BENCH_BODY, profile),
+                          [case_list, variants(kernels, overrides), reps, batch], timeout_s, launches)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=50, help="dispatches per throughput sample (default 50)")
     parser.add_argument("--max-size", type=int, default=4096, help="largest square matmul (default 4096)")
     parser.add_argument("--kernels", default=",".join(KERNELS), help=f"matrix kernels to time (default {','.join(KERNELS)})")
+    parser.add_argument("--shapes", type=parse_shapes, default=[], help="extra matmuls MxKxN, comma-separated")
+    parser.add_argument("--only-shapes", action="store_true", help="time only the --shapes cases")
+    parser.add_argument("--overrides", type=json.loads, default=[],
+                        help="JSON list of kernelOverrides objects to time as further variants")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
     parser.add_argument("--profile", action="store_true",
@@ -148,8 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from tools.bench_page import report
 
-    return report(lambda: bench(cases(args.max_size), args.kernels.split(","), args.reps, args.batch, args.timeout,
-                                profile=args.profile), format_table, args.out)
+    if not isinstance(args.overrides, list) or not all(isinstance(o, dict) for o in args.overrides):
+        parser.error("--overrides: expected a JSON list of objects")
+    case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes)
+    return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
+                                profile=args.profile, overrides=args.overrides), format_table, args.out)
 
 
 if __name__ == "__main__":

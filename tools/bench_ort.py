@@ -11,8 +11,9 @@ Per model x runtime: latency (input upload + run + read back; median/min/max of 
 output left on the device, then one read back: inferences/s and ms of GPU work per inference),
 build/session time, graphs built and dispatches per run (MLGraphBuilder.prototype.build and
 MLContext.prototype.dispatch are counted in the page), and the largest |output - onnxruntime CPU|.
-``--profile`` also prints the top 10 GPU steps of our builder path (``/polyfill/profiling.js``;
-skipped with a note when the polyfill has no such module).
+``--profile`` also profiles our builder path (``/polyfill/profiling.js``; skipped with a note when
+the polyfill has no such module): the JSON keeps every step (ms, kernel, workgroups), the printout
+shows the 10 slowest and the GPU time per kernel.
 
 Models: ``efficientnet-lite0`` (``make setup``'s converted manifest), ``mobilenetv2``,
 ``bert-encoder``, ``bert-base`` and ``bert-base-512`` (random weights, ``tools/bench_models.py``,
@@ -215,8 +216,9 @@ def format_tables(run: dict[str, Any]) -> str:
     return "\n".join(lines).lstrip("\n")
 
 
-def format_profiles(run: dict[str, Any]) -> str:
-    """The top GPU steps of our builder path per model (or why there are none)."""
+def format_profiles(run: dict[str, Any], top: int = 10) -> str:
+    """Per profiled model: its ``top`` slowest GPU steps of our builder path and the GPU time per
+    kernel (steps, ms, share of the total), slowest first; or why there is no profile."""
     lines = []
     for model in run["models"]:
         profile = model.get("profile")
@@ -225,11 +227,20 @@ def format_profiles(run: dict[str, Any]) -> str:
         if "skipped" in profile:
             lines.append(f"{model['model']}: profile skipped: {profile['skipped']}")
             continue
+        total = profile["totalMs"]
         lines.append(f"{model['model']}: top GPU steps of our builder path ({profile['runs']} runs, "
-                     f"{profile['totalMs']:.2f} ms in all)")
-        for step in profile["steps"]:
+                     f"{total:.2f} ms in all, {len(profile['steps'])} steps)")
+        for step in sorted(profile["steps"], key=lambda s: -s["ms"])[:top]:
             ops = ", ".join(o.get("label") or o.get("type", "?") for o in step.get("operators", []))
-            lines.append(f"  #{step['index']:<4} {step['ms']:8.3f} ms  {step['name']}  [{ops}]")
+            groups = "x".join(str(g) for g in step.get("workgroups", [])) or "?"
+            lines.append(f"  #{step['index']:<4} {step['ms']:8.3f} ms  {step['kernel']} [{groups} groups]  "
+                         f"{step['name']}  [{ops}]")
+        kernels: dict[str, list[float]] = {}
+        for step in profile["steps"]:
+            kernels.setdefault(step["kernel"], []).append(step["ms"])
+        lines.append("  per kernel: " + "; ".join(
+            f"{k} {len(v)}x {sum(v):.3f} ms ({100 * sum(v) / total if total else 0:.0f}%)"
+            for k, v in sorted(kernels.items(), key=lambda kv: -sum(kv[1]))))
     return "\n".join(lines)
 
 

@@ -21,12 +21,15 @@ import {graphSlots, isGraph} from './graph.js';
  * steps the graph takes per dispatch. Each step names the builder operators it came from
  * (`type` = the MLGraphBuilder method, `label` = the `label` option given to it, '' when none);
  * steps converting float16/int8/uint8 graph inputs list none, and an output's copy or packing
- * step lists the operator that produced the output.
+ * step lists the operator that produced the output. `workgroups` ([x, y, z]) and
+ * `workgroupSize` say how large the step's dispatch is (x * y * z workgroups of workgroupSize
+ * invocations), to tell a step that occupies a few of the GPU's cores from one that fills it.
  *
  * @param {MLGraph} graph a graph whose context was created with {polyfill: {profiling: true}}
  * @param {{reset?: boolean}} [options] reset: start the sums afresh after reading
  * @returns {Promise<{runs: number, totalMs: number, steps: {index: number, name: string,
- *   kernel: string, operators: {type: string, label: string}[], ms: number}[]}>}
+ *   kernel: string, operators: {type: string, label: string}[], workgroups: number[],
+ *   workgroupSize: number, ms: number}[]}>}
  *   runs: dispatches measured; totalMs: the sum of the steps' ms; ms: mean GPU milliseconds of
  *   the step per dispatch (0 when runs is 0); steps in execution order
  * @throws {TypeError} (rejects) `graph` is not an MLGraph, or its context has profiling off

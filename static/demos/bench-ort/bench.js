@@ -3,8 +3,8 @@
  * URL parameters: models (comma list, default efficientnet-lite0,mobilenetv2,bert-encoder,bert-base,
  * bert-base-512),
  * runtimes (default builder,webnn-ep,jsep,webgpu; see runtimes.js), runs (timed runs, 3),
- * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: top GPU steps
- * of our builder path through /polyfill/profiling.js when that module exists), submitSteps (a
+ * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: every GPU step
+ * of our builder path with its mean ms, through /polyfill/profiling.js when that module exists), submitSteps (a
  * measuring knob: every context the page or ORT creates gets this submitSteps slot, a number or
  * 'doubling', see /polyfill/compile/plan.js; polyfill only), kernelOverrides (JSON, merged into
  * the kernelOverrides slot of every such context, e.g. {"attention":false}; polyfill only).
@@ -24,7 +24,6 @@ import {RUNTIMES, THREADS, countWebNNCalls, ortVersion, setUp, setUpBuilder} fro
 
 const MODELS = ['efficientnet-lite0', 'mobilenetv2', 'bert-encoder', 'bert-base', 'bert-base-512'];
 const PROFILE_RUNS = 3;
-const TOP_STEPS = 10;
 
 /** {medianMs, minMs, maxMs, timesMs} of a list of milliseconds. */
 function stats(timesMs) {
@@ -50,7 +49,7 @@ async function adapterInfo() {
   throw new Error('no WebGPU adapter');
 }
 
-/** The top GPU steps of our builder path (readProfile of /polyfill/profiling.js), or {skipped}. */
+/** Every GPU step of our builder path, in execution order (readProfile of /polyfill/profiling.js), or {skipped}. */
 async function profileBuilder(manifest, weights, input) {
   let readProfile;
   try {
@@ -62,8 +61,7 @@ async function profileBuilder(manifest, weights, input) {
   try {
     for (let i = 0; i < PROFILE_RUNS; i++) await runtime.run(input);
     const profile = await readProfile(runtime.graph);
-    const steps = [...profile.steps].sort((a, b) => b.ms - a.ms).slice(0, TOP_STEPS);
-    return {runs: profile.runs, totalMs: profile.totalMs, steps};
+    return {runs: profile.runs, totalMs: profile.totalMs, steps: profile.steps};
   } finally {
     runtime.release();
   }

@@ -130,12 +130,15 @@ export class Plan {
 
   /**
    * What each step is, for profiles: index, name (the step's label), kernel (WGSL entry's
-   * shader name) and the builder operators ({type, label}) it came from.
-   * @returns {{index: number, name: string, kernel: string, operators: {type: string, label: string}[]}[]}
+   * shader name), the builder operators ({type, label}) it came from, and its launch size:
+   * workgroups ([x, y, z] workgroups dispatched) of workgroupSize invocations each.
+   * @returns {{index: number, name: string, kernel: string, operators: {type: string, label: string}[],
+   *   workgroups: number[], workgroupSize: number}[]}
    */
   describeSteps() {
     return this.steps.map((st, index) => ({index, name: st.label, kernel: st.shader.name,
-      operators: st.operators.map(({type, label}) => ({type, label}))}));
+      operators: st.operators.map(({type, label}) => ({type, label})),
+      workgroups: [...st.workgroups], workgroupSize: st.shader.workgroupSize}));
   }
 
   /**
