@@ -65,7 +65,7 @@ function lowerArg(node, L) {
   const pick = pickFn(T, kindOf(input.dataType), node.op === 'argMax');
   shader.fn(int64Helpers(pick)).fn(pick);
   const store = O === 'vec2<u32>' ? 'vec2<u32>(best.i, 0u)' : `${O}(best.i)`;
-  const size = short ? 1 : rowWorkgroupSize(split.n);
+  const size = short ? 1 : rowWorkgroupSize(split.n, split.rows);
   const row = short ? 'gi' : 'wg';
   const body = `  let base = r_offset(${row});
   var best = Pair(X[base + e_offset(${short ? '0u' : 'min(li, u_n() - 1u)'})], ${short ? '0u' : 'min(li, u_n() - 1u)'});

@@ -87,7 +87,7 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const T = wgslType(dt);
   const split = splitRows(input.shape, axes, [paramStrides]);
   const short = useShortRows(L.ctx, split.rows, split.n);
-  const size = short ? 1 : rowWorkgroupSize(split.n);
+  const size = short ? 1 : rowWorkgroupSize(split.n, split.rows);
   const x = L.value(input);
   const read = L.splitRead(x);
   const staged = Boolean(read) && !short && split.n <= STAGED_ROW;

@@ -112,7 +112,7 @@ fn map_x(x: ${T}, m: f32) -> ${T} { return ${def.map?.[kind] ?? 'x'}; }
 fn finish(acc: ${T}, m: f32) -> ${T} { let n = f32(u_n()); return ${def.final}; }`;
   shader.fn(storeHelpers(dt)).fn(int64Helpers(fns)).fn(fns);
   const init = ARITH[def.init][kind];
-  const size = short ? 1 : rowWorkgroupSize(split.n);
+  const size = short ? 1 : rowWorkgroupSize(split.n, split.rows);
   const row = short ? 'gi' : 'wg';
   const first = short ? '0u' : 'li';
   const loop = (body) => `for (var j = ${first}; j < u_n(); j += ${size}u) { let x = X[base + e_offset(j)]; ${body} }`;

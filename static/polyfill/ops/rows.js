@@ -88,12 +88,20 @@ export function useShortRows(ctx, rows, n) {
   return n <= 32 || (n <= 256 && rows >= 8192);
 }
 
+/** Rows fewer than this leave a large GPU's cores mostly idle with 64 invocations per row. */
+const FEW_ROWS = 1024;
+
 /**
- * Workgroup size for a row kernel over rows of `n` elements: 64 invocations up to 2048 elements,
- * 256 beyond (either is a square, for the two-level reduction below).
+ * Workgroup size for a row kernel over `rows` rows of `n` elements: 256 invocations for rows of
+ * more than 2048 elements, and for rows of 512 or more when there are fewer than FEW_ROWS of them
+ * (BERT's layer normalizations, 128 rows of 768: at 64 invocations a row the H200 ran them with
+ * about one warp per core, 34 us each, waiting on memory); 64 otherwise (either is a square, for
+ * the two-level reduction below).
+ * @param {number} n elements per row
+ * @param {number} [rows] rows (default: many)
  */
-export function rowWorkgroupSize(n) {
-  return n <= 2048 ? 64 : 256;
+export function rowWorkgroupSize(n, rows = Infinity) {
+  return n > 2048 || (n >= 512 && rows < FEW_ROWS) ? 256 : 64;
 }
 
 /**

@@ -55,7 +55,7 @@ function lowerSoftmax(node, L) {
     L.step({shader, values: [L.value(input), L.result(node)], uniforms, threads: split.rows, label: node.label});
     return;
   }
-  const size = rowWorkgroupSize(split.n);
+  const size = rowWorkgroupSize(split.n, split.rows);
   addWorkgroupReduce(shader, 'wg_max', 'f32', 'max_nan_f(a, b)', size);
   addWorkgroupReduce(shader, 'wg_sum', 'f32', 'a + b', size);
   shader.main(`
