@@ -310,6 +310,8 @@ export function matmulStep(L, p) {
   const aligned = (...xs) => xs.every((x) => x % 4 === 0);
   variant.vecA = aStrides[1] === 1 && aligned(K, offsets.a, aStrides[0], ...aBatchStrides);
   variant.vecB = bStrides[1] === 1 && aligned(N, offsets.b, bStrides[0], ...bBatchStrides);
+  // measuring knob (kernelOverrides.unrollK): the tiled kernels' 16 steps per slice written out
+  variant.unroll = Boolean(L.ctx.kernelOverrides?.unrollK);
   let shader;
   let groups;
   let threads;

@@ -72,7 +72,7 @@ export const TILES = {
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  */
-export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, tiles, vecA, vecB, split}, declareCommon, storeY) {
+export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, tiles, vecA, vecB, split, unroll = false}, declareCommon, storeY) {
   const T = wgslType(dataType);
   const {rows: tileM, cols: tileN, halves: nh, kGroups} = TILES[tiles];
   const KS = 16 * kGroups; // depth of a staged slice of K
@@ -80,7 +80,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   const qN = tileN / 4; // ... of the staged B tile
   const tyCount = qM / nh; // invocation rows (ty) of one K group
   const halves = nh === 2 ? [0, 1] : [0];
-  const name = `matmul_${tiles}${split ? '_split' : ''}`;
+  const name = `matmul_${tiles}${split ? '_split' : ''}${unroll ? '_unrolled' : ''}`;
   const shader = new Shader(name).read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
   if (hasC && !split) shader.read('C', T);
   shader.write(split ? 'P' : 'Y', split ? 'f32' : T);
@@ -222,12 +222,17 @@ ${stageB}
 ${fetchA}
 ${fetchB}
     }
-    for (var kk = 0u; kk < 16u; kk++) {
+${unroll ? Array.from({length: 16}, (_, kk) => `    {
+      let k = kg * 16u + ${kk}u;
+${loadsA}
+${loadsB}
+${fmas}
+    }`).join('\n') : `    for (var kk = 0u; kk < 16u; kk++) {
       let k = kg * 16u + kk;
 ${loadsA}
 ${loadsB}
 ${fmas}
-    }
+    }`}
     workgroupBarrier();
   }${gather}
   let y0 = ${out};
