@@ -4,10 +4,9 @@
  * transposed operand, a broadcast batch, a bias row or a slice of a larger buffer need no copy.
  *
  * Kernels, chosen by chooseMatmulKernel():
- *  - tiled / tiled128 / tiled32 / blocked (matmul_tiled.js): 64x64, 128x128 or 32x64 tiles
- *    through workgroup memory with 4x4 or 8x8 register blocks per invocation (tiled32: two
- *    groups of invocations per tile, each taking half of K); or, on CPU adapters, 4x4 blocks
- *    read straight from storage.
+ *  - tiled / tiled128 / blocked (matmul_tiled.js): 64x64 or 128x128 tiles through workgroup
+ *    memory with 4x4 or 8x8 register blocks per invocation; or, on CPU adapters, 4x4 blocks read
+ *    straight from storage.
  *  - gemv (M <= 4, or N <= 4 by computing the transposed product): four output elements per
  *    workgroup splitting K across 64 invocations each when B is contiguous along K, else one
  *    invocation per column with K split four ways; partial sums meet in workgroup memory.
@@ -19,7 +18,7 @@
  */
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
-import {TILES, blockedShader, tiledShader} from './matmul_tiled.js';
+import {blockedShader, tiledShader} from './matmul_tiled.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
 
@@ -36,21 +35,15 @@ const SPLIT_MAX = 32;
 
 /**
  * The kernel for an M x N x K product: 'gemv' for few rows, 'blocked' on a CPU adapter,
- * 'tiled128' for products with many 128x128 tiles; 'tiled32' for products of fewer than
- * SPLIT_GROUPS 64x64 tiles that have at least half as many 32x64 tiles (BERT-base's Q/K/V and
- * FFN-in products at sequence 128: 72 and 96 64x64 tiles, which left most of an H200's 132 cores
- * idle); else 'tiled'. Context slots for tests and benchmarks: `kernelOverrides.matmul` forces
- * one, `kernelOverrides.tiled32` false never picks tiled32.
+ * 'tiled128' for products with many 128x128 tiles, else 'tiled'. The context slot
+ * `kernelOverrides.matmul` forces one (tests, benchmarks).
  */
 export function chooseMatmulKernel(ctx, M, N, batches) {
   const override = ctx.kernelOverrides?.matmul;
   if (override) return override;
   if (isSoftwareAdapter(ctx)) return 'blocked';
   if (M <= GEMV_ROWS) return 'gemv';
-  const tiles = (rows, cols) => batches * Math.ceil(M / rows) * Math.ceil(N / cols);
-  if (tiles(128, 128) >= WIDE_TILES) return 'tiled128';
-  if (ctx.kernelOverrides?.tiled32 !== false && tiles(64, 64) < SPLIT_GROUPS && tiles(32, 64) >= SPLIT_GROUPS / 2) return 'tiled32';
-  return 'tiled';
+  return batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES ? 'tiled128' : 'tiled';
 }
 
 /**
@@ -268,7 +261,7 @@ fn split_x(o: u32) -> f32 {
  * @param {number[]} [p.aBatchStrides] per batch dimension (0 = broadcast)  @param {number[]} [p.bBatchStrides]
  * @param {number} [p.yBatchStride] default M * N
  * @param {number} [p.alpha=1] @param {number} [p.beta=1]
- * @param {string} [p.kernel] the kernel to use ('blocked' | 'tiled' | 'tiled128' | 'tiled32' | 'gemv')
+ * @param {string} [p.kernel] the kernel to use ('blocked' | 'tiled' | 'tiled128' | 'gemv')
  *   instead of chooseMatmulKernel()'s
  * @param {object} [p.node] the builder node the product is for: its fused element-wise stages
  *   (compile/fusion.js) run in the epilogue; Y must then be the node's whole output (y offset 0)
@@ -310,8 +303,6 @@ export function matmulStep(L, p) {
   const aligned = (...xs) => xs.every((x) => x % 4 === 0);
   variant.vecA = aStrides[1] === 1 && aligned(K, offsets.a, aStrides[0], ...aBatchStrides);
   variant.vecB = bStrides[1] === 1 && aligned(N, offsets.b, bStrides[0], ...bBatchStrides);
-  // measuring knob (kernelOverrides.unrollK): the tiled kernels' 16 steps per slice written out
-  variant.unroll = Boolean(L.ctx.kernelOverrides?.unrollK);
   let shader;
   let groups;
   let threads;
@@ -328,14 +319,13 @@ export function matmulStep(L, p) {
     uniforms.blocksM = Math.ceil(M / 4);
     threads = batches * uniforms.blocksN * uniforms.blocksM;
   } else {
-    const tiles = TILES[kernel];
-    if (!tiles) throw new TypeError(`matmul: unknown kernel override ${kernel}`);
-    uniforms.tilesN = Math.ceil(N / tiles.cols);
-    uniforms.tilesM = Math.ceil(M / tiles.rows);
+    const tile = kernel === 'tiled128' ? 128 : 64;
+    uniforms.tilesN = Math.ceil(N / tile);
+    uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
     const splits = splitCount(L.ctx, groups, K);
-    if (splits > 1) return splitStep(L, p, {variant: {...variant, tiles: kernel}, uniforms, groups, splits, values: [a, b, c, y]});
-    shader = tiledShader({...variant, tiles: kernel}, declareCommon, storeY);
+    if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]});
+    shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
   }
   storeStep(L, p, shader, hasC ? [a, b, c, y] : [a, b, y], uniforms, {groups, threads});
 }
@@ -353,15 +343,14 @@ function storeStep(L, p, shader, values, uniforms, size) {
  * A tiled product split into `splits` ranges of K: the partial products into a scratch Value,
  * then the reduce step (alpha, C, epilogue) into Y.
  */
-function splitStep(L, p, {variant, uniforms, groups, splits, values: [a, b, c, y]}) {
+function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]}) {
   const {dataType, label} = p;
   const {M, N, K, batches} = uniforms;
   const hasC = Boolean(c);
-  const depth = 16 * TILES[variant.tiles].kGroups; // the kernel's slice of K
-  const kChunk = Math.ceil(K / splits / depth) * depth;
+  const kChunk = Math.ceil(K / splits / 16) * 16;
   const splitK = Math.ceil(K / kChunk);
   const partial = L.temp(splitK * batches * M * N * 4, `${label}:split`);
-  const shader = tiledShader({...variant, split: true}, declareCommon, storeY);
+  const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
   L.step({shader, values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
     groups: groups * splitK, label});
   const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC),

@@ -1,11 +1,9 @@
 /**
  * The two-dimensional matrix-product shaders of matmul_kernels.js:
- *  - tiled: a workgroup of 16x16 invocations computes a 64x64 tile of Y (4x4 per invocation);
- *    tiled128 a 128x128 tile (8x8 per invocation, as two 4-row and two 4-column groups 64 apart
- *    so that neighbouring invocations read neighbouring vec4s of workgroup memory); tiled32 a
- *    32x64 tile with two groups of 16x8 invocations (4x4 each), one per half of each 32-deep
- *    slice of K, whose sums meet at the end (see TILES). A and B pass
- *    through workgroup memory in 16-deep (tiled32: 32-deep) slices of K, loaded so that neighbouring invocations
+ *  - tiled: a workgroup of 16x16 invocations computes a 64x64 tile of Y (4x4 per invocation) or,
+ *    `wide`, a 128x128 tile (8x8 per invocation, as two 4-row and two 4-column groups 64 apart
+ *    so that neighbouring invocations read neighbouring vec4s of workgroup memory). A and B pass
+ *    through workgroup memory in 16-deep slices of K, loaded so that neighbouring invocations
  *    read neighbouring addresses for either memory order of A and B (a variant of the text);
  *    the next slice's loads are issued into registers before the current slice is multiplied,
  *    so their latency hides behind its multiply-adds. Workgroups take their tiles in bands of
@@ -14,8 +12,8 @@
  *  - blocked: no workgroup memory or barrier; each invocation reads its 4 rows of A and 4
  *    columns of B straight from storage. On a CPU adapter (SwiftShader), where barriers are
  *    expensive, this is the fast one.
- *  - split (a variant of each tiled kernel): the workgroups of each tile share K out in
- *    `u_split_k()` ranges of `u_k_chunk()` (a multiple of the slice depth) and store their raw sums in a scratch array P, split-major
+ *  - split (a variant of tiled): the workgroups of each tile share K out in `u_split_k()` ranges of
+ *    `u_k_chunk()` (a multiple of 16) and store their raw sums in a scratch array P, split-major
  *    [split][batch][m][n]; matmul_kernels.js's reduce step adds them in split order (so results do
  *    not vary run to run) and applies alpha, C and the epilogue. For products of few tiles and a
  *    long K (a 1x1 convolution over a 7x7 map), which would otherwise occupy a few of a large GPU's
@@ -54,40 +52,22 @@ function addStores(shader, dataType, cTerm, storeY, split = false) {
 }
 
 /**
- * The tiles of the tiled kernels: rows x cols of Y per workgroup of 256 invocations, each
- * computing 4x4 (or, `halves`, 8x8 as two 4-row and two 4-column groups 64 apart) of them;
- * `kGroups` 2: the workgroup's invocations form two halves that take the two 16-deep halves of
- * each 32-deep slice of K and add their sums at the end (for products of few tiles: twice the
- * invocations per tile of Y, half the sequential steps each).
- */
-export const TILES = {
-  tiled: {rows: 64, cols: 64, halves: 1, kGroups: 1},
-  tiled128: {rows: 128, cols: 128, halves: 2, kGroups: 1},
-  tiled32: {rows: 32, cols: 64, halves: 1, kGroups: 2},
-};
-
-/**
- * @param {object} variant {dataType, batchRank, hasC, aKContiguous, bNContiguous, vecA, vecB,
- *   split, tiles (a TILES key)}
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  */
-export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, tiles, vecA, vecB, split, unroll = false}, declareCommon, storeY) {
+export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB, split}, declareCommon, storeY) {
   const T = wgslType(dataType);
-  const {rows: tileM, cols: tileN, halves: nh, kGroups} = TILES[tiles];
-  const KS = 16 * kGroups; // depth of a staged slice of K
-  const qM = tileM / 4; // vec4s per k-row of the staged A tile
-  const qN = tileN / 4; // ... of the staged B tile
-  const tyCount = qM / nh; // invocation rows (ty) of one K group
-  const halves = nh === 2 ? [0, 1] : [0];
-  const name = `matmul_${tiles}${split ? '_split' : ''}${unroll ? '_unrolled' : ''}`;
+  const tile = wide ? 128 : 64;
+  const q = tile / 4; // vec4s per k-row of a staged tile
+  const halves = wide ? [0, 1] : [0];
+  const name = `matmul_tiled${wide ? '128' : ''}${split ? '_split' : ''}`;
   const shader = new Shader(name).read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
   if (hasC && !split) shader.read('C', T);
   shader.write(split ? 'P' : 'Y', split ? 'f32' : T);
   const cTerm = declareCommon(shader, batchRank, hasC && !split);
   shader.uniform('tilesN').uniform('tilesM');
   if (split) shader.uniform('split_k').uniform('k_chunk');
-  shader.shared('As', `array<vec4<f32>, ${KS * qM}>`).shared('Bs', `array<vec4<f32>, ${KS * qN}>`);
+  shader.shared('As', `array<vec4<f32>, ${16 * q}>`).shared('Bs', `array<vec4<f32>, ${16 * q}>`);
   if (!vecA) {
     shader.fn(`fn load_a(m: u32, k: u32, a0: u32) -> f32 {
   if (m < u_M() && k < u_K()) { return f32(A[a0 + m * u_a_sm() + k * u_a_sk()]); }
@@ -101,22 +81,22 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
 }`);
   }
   addStores(shader, dataType, cTerm, storeY, split);
-  const aIdx = aKContiguous ? `let ka = e % ${KS}u; let ma = e / ${KS}u;` : `let ma = e % ${tileM}u; let ka = e / ${tileM}u;`;
-  const bIdx = bNContiguous ? `let nb = e % ${tileN}u; let kb = e / ${tileN}u;` : `let kb = e % ${KS}u; let nb = e / ${KS}u;`;
+  const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
+  const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
   // Staging, in two halves so that the next slice's global loads are in flight while the
   // current slice is computed: fetch (into the invocation's registers pa / pb, for the slice at
   // k = kn) and stage (registers into the workgroup tiles). Scalar loads (any layout) or, where
   // the contiguous axis holds whole vec4s (vecA: A contiguous in K, K % 4 == 0; vecB: B
   // contiguous in N, N % 4 == 0; aligned offsets), one vec4 per load: A's vec4 runs along k
   // (scattered into the [k][m] tile), B's along n (stored as is).
-  const nA = (tileM * KS) / (vecA ? 1024 : 256);
-  const nB = (tileN * KS) / (vecB ? 1024 : 256);
+  const nA = vecA ? tile / 64 : tile / 16;
+  const nB = vecB ? tile / 64 : tile / 16;
   const regs = `  var pa: array<${vecA ? 'vec4<f32>' : 'f32'}, ${nA}>;
   var pb: array<${vecB ? 'vec4<f32>' : 'f32'}, ${nB}>;`;
   const fetchA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
       let e = li + i * 256u;
-      let ma = e / ${KS / 4}u;
-      let kq = (e % ${KS / 4}u) * 4u;
+      let ma = e / 4u;
+      let kq = (e % 4u) * 4u;
       var v = vec4<f32>();
       if (m0 + ma < u_M() && kn + kq < u_K()) { v = A[(a0 + (m0 + ma) * u_a_sm() + kn + kq) / 4u]; }
       pa[i] = v;
@@ -127,22 +107,22 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
     }`;
   const stageA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
       let e = li + i * 256u;
-      let ma = e / ${KS / 4}u;
-      let kq = (e % ${KS / 4}u) * 4u;
+      let ma = e / 4u;
+      let kq = (e % 4u) * 4u;
       let v = pa[i];
-      As[kq * ${qM}u + ma / 4u][ma % 4u] = v.x;
-      As[(kq + 1u) * ${qM}u + ma / 4u][ma % 4u] = v.y;
-      As[(kq + 2u) * ${qM}u + ma / 4u][ma % 4u] = v.z;
-      As[(kq + 3u) * ${qM}u + ma / 4u][ma % 4u] = v.w;
+      As[kq * ${q}u + ma / 4u][ma % 4u] = v.x;
+      As[(kq + 1u) * ${q}u + ma / 4u][ma % 4u] = v.y;
+      As[(kq + 2u) * ${q}u + ma / 4u][ma % 4u] = v.z;
+      As[(kq + 3u) * ${q}u + ma / 4u][ma % 4u] = v.w;
     }` : `    for (var i = 0u; i < ${nA}u; i++) {
       let e = li + i * 256u;
       ${aIdx}
-      As[ka * ${qM}u + ma / 4u][ma % 4u] = pa[i];
+      As[ka * ${q}u + ma / 4u][ma % 4u] = pa[i];
     }`;
   const fetchB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
       let e = li + i * 256u;
-      let nq = e % ${qN}u;
-      let kb = e / ${qN}u;
+      let nq = e % ${q}u;
+      let kb = e / ${q}u;
       var v = vec4<f32>();
       if (kn + kb < u_K() && n0 + nq * 4u < u_N()) { v = B[(b0 + (kn + kb) * u_b_sk() + n0 + nq * 4u) / 4u]; }
       pb[i] = v;
@@ -153,29 +133,20 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
     }`;
   const stageB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
       let e = li + i * 256u;
-      Bs[e] = pb[i];
+      Bs[(e / ${q}u) * ${q}u + e % ${q}u] = pb[i];
     }` : `    for (var i = 0u; i < ${nB}u; i++) {
       let e = li + i * 256u;
       ${bIdx}
-      Bs[kb * ${qN}u + nb / 4u][nb % 4u] = pb[i];
+      Bs[kb * ${q}u + nb / 4u][nb % 4u] = pb[i];
     }`;
   const comps = ['x', 'y', 'z', 'w'];
   const accs = [];
   for (const ha of halves) for (const c of comps) for (const hb of halves) accs.push({ha, c, hb, name: `acc${ha}${c}${hb}`});
   const declare = accs.map((a) => `  var ${a.name} = vec4<f32>();`).join('\n');
-  const loadsA = halves.map((h) => `      let a${h} = As[k * ${qM}u + ${h * 16}u + ty];`).join('\n');
-  const loadsB = halves.map((h) => `      let b${h} = Bs[k * ${qN}u + ${h * 16}u + tx];`).join('\n');
+  const loadsA = halves.map((h) => `      let a${h} = As[kk * ${q}u + ${h * 16}u + ty];`).join('\n');
+  const loadsB = halves.map((h) => `      let b${h} = Bs[kk * ${q}u + ${h * 16}u + tx];`).join('\n');
   const fmas = accs.map((a) => `      ${a.name} += a${a.ha}.${a.c} * b${a.hb};`).join('\n');
   const stores = accs.map((a) => `  store_row(${a.name}, m0 + ${a.ha * 64}u + ty * 4u + ${comps.indexOf(a.c)}u, n0 + ${a.hb * 64}u + tx * 4u, y0);`).join('\n');
-  // two K groups: the second one's sums pass through Bs (128 invocations x 4 vec4s, Bs's size)
-  // to the first, which stores
-  const gather = kGroups === 1 ? '' : `
-  if (kg == 1u) {
-${accs.map((a, i) => `    Bs[${i * 128}u + lt] = ${a.name};`).join('\n')}
-  }
-  workgroupBarrier();
-  if (kg == 1u) { return; }
-${accs.map((a, i) => `  ${a.name} += Bs[${i * 128}u + lt];`).join('\n')}`;
   // split: workgroup wg is split wg / (batches * tiles) of the tile it would be unsplit
   const range = split ? `
   let per_split = u_batches() * per_batch;
@@ -198,14 +169,12 @@ ${accs.map((a, i) => `  ${a.name} += Bs[${i * 128}u + lt];`).join('\n')}`;
   let band = t / (${BAND}u * u_tilesN());
   let rows = min(${BAND}u, u_tilesM() - band * ${BAND}u);
   let tb = t % (${BAND}u * u_tilesN());
-  let m0 = (band * ${BAND}u + tb % rows) * ${tileM}u;
-  let n0 = (tb / rows) * ${tileN}u;
+  let m0 = (band * ${BAND}u + tb % rows) * ${tile}u;
+  let n0 = (tb / rows) * ${tile}u;
   let a0 = u_a_base() + ab_offset(batch);
   let b0 = u_b_base() + bb_offset(batch);
-  let lt = li % ${16 * tyCount}u;
-  let kg = li / ${16 * tyCount}u;
-  let tx = lt % 16u;
-  let ty = lt / 16u;
+  let tx = li % 16u;
+  let ty = li / 16u;
 ${declare}
 ${regs}
   {
@@ -213,28 +182,22 @@ ${regs}
 ${fetchA}
 ${fetchB}
   }
-  for (var k0 = k_lo; k0 < k_hi; k0 += ${KS}u) {
+  for (var k0 = k_lo; k0 < k_hi; k0 += 16u) {
 ${stageA}
 ${stageB}
     workgroupBarrier();
-    if (k0 + ${KS}u < k_hi) {
-      let kn = k0 + ${KS}u;
+    if (k0 + 16u < k_hi) {
+      let kn = k0 + 16u;
 ${fetchA}
 ${fetchB}
     }
-${unroll ? Array.from({length: 16}, (_, kk) => `    {
-      let k = kg * 16u + ${kk}u;
+    for (var kk = 0u; kk < 16u; kk++) {
 ${loadsA}
 ${loadsB}
 ${fmas}
-    }`).join('\n') : `    for (var kk = 0u; kk < 16u; kk++) {
-      let k = kg * 16u + kk;
-${loadsA}
-${loadsB}
-${fmas}
-    }`}
+    }
     workgroupBarrier();
-  }${gather}
+  }
   let y0 = ${out};
 ${stores}`, {workgroupSize: 256, guard: false});
   return shader;
