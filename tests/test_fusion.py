@@ -398,7 +398,11 @@ async (widths) => {
       const a = builder.input('a', {dataType: 'float32', shape: [128, 768]});
       const b = builder.constant({dataType: 'float32', shape: [768, n]}, new Float32Array(768 * n));
       const graph = await builder.build({y: builder.matmul(a, b)});
-      out[n] = graphSlots(graph).plan.describeSteps().map((s) => s.kernel);
+      const {steps} = graphSlots(graph).plan;
+      // the partial sums the reduce step adds: its split_value's additions
+      const reduce = steps.find((s) => s.shader.name === 'matmul_split_reduce');
+      const adds = reduce ? (reduce.shader.source().match(/s \+= P\[/g) ?? []).length : 0;
+      out[n] = [steps.map((s) => s.shader.name), adds];
       graph.destroy();
     }
   } finally {
@@ -411,10 +415,13 @@ async (widths) => {
 
 def test_split_choice_on_a_hardware_adapter(webnn_page, server_url):
     """On a hardware adapter (its adapter info given to a SwiftShader context) a 128 x 768 x N
-    product of 64 x 64 tiles splits along K only below 64 workgroups: N = 768 (24 workgroups)
-    in 6 ranges (partial products + reduce), N = 1536 (48) in 3, while BERT-base's Q/K/V (N = 2304,
-    72 workgroups) and FFN-in (N = 3072, 96) products stay one step."""
+    product of 64 x 64 tiles splits along K (partial products + reduce): N = 768 (24 workgroups)
+    in 6 ranges, N = 1536 (48) in 3, BERT-base's Q/K/V (N = 2304, 72 workgroups) and FFN-in
+    (N = 3072, 96) products in 4; N = 4096 (128 workgroups) stays one step. The reduce step adds
+    as many partial sums as there are ranges."""
     open_harness(webnn_page, server_url)
-    got = webnn_page.evaluate(_HARDWARE_SPLIT_JS, [768, 1536, 2304, 3072])
+    got = webnn_page.evaluate(_HARDWARE_SPLIT_JS, [768, 1536, 2304, 3072, 4096])
     split = ["matmul_tiled_split", "matmul_split_reduce"]
-    assert got == {"768": split, "1536": split, "2304": ["matmul_tiled"], "3072": ["matmul_tiled"]}, got
+    assert {n: kernels for n, (kernels, _) in got.items()} == {
+        "768": split, "1536": split, "2304": split, "3072": split, "4096": ["matmul_tiled"]}, got
+    assert {n: adds for n, (_, adds) in got.items()} == {"768": 6, "1536": 3, "2304": 4, "3072": 4, "4096": 0}, got

@@ -74,7 +74,7 @@ export class Lowering {
    * `value` is never read unwritten.
    * @param {object} value the product's (never written) result
    * @param {{node: object, dataType: string, batchRank: number, hasC: boolean, values: object[],
-   *   uniforms: object, reduce: function}} read what addSplitRead needs, and `reduce()` emitting
+   *   splits: number, uniforms: object, reduce: function}} read what addSplitRead needs, and `reduce()` emitting
    *   the reduce step
    */
   deferSplitRead(value, read) {

@@ -25,8 +25,10 @@ import {addEpilogue} from './epilogue.js';
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (enough to keep a large GPU busy). */
 const WIDE_TILES = 96;
-/** Split K (products of fewer than half this many workgroups) until a product has about this many... */
+/** Split K (products of fewer than this many workgroups) until a product has about this many... */
 const SPLIT_GROUPS = 128;
+/** ...except that products of at least half as many are split this many ways. */
+const NEAR_SPLIT = 4;
 /** ...but give each split at least this much of K (a multiple of the 16-deep slices). */
 const SPLIT_MIN_K = 64;
 /** The most splits of one product. */
@@ -48,23 +50,23 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
 
 /**
  * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
- * (they run the blocked kernel) and for products that already have half of SPLIT_GROUPS
- * workgroups (a two-way split would buy little and cost a dispatch: with BERT-base's Q/K/V and
- * FFN-in products, 72 and 96 workgroups, unsplit (kernelOverrides.splitGroups 64) the H200 ran
- * it as fast back to back, 2.78-3.08 against 2.80-3.17 ms); else enough splits to reach
- * SPLIT_GROUPS, each at least SPLIT_MIN_K deep. On an NVIDIA H200 a 64x64 tiled 1x1 convolution
- * 1152 -> 192 channels over a 7x7 map is 3 workgroups unsplit. Context slots for tests and
- * benchmarks: `kernelOverrides.splitK` forces a count (1: never split),
- * `kernelOverrides.splitGroups` / `splitMinK` replace the two constants.
+ * (they run the blocked kernel) and for products of SPLIT_GROUPS workgroups or more; NEAR_SPLIT
+ * for products of half that many or more (BERT-base's Q/K/V and FFN-in products at sequence
+ * 128, 72 and 96 workgroups: on an NVIDIA H200 they took 45 and 62 us unsplit, 33 and 34 us
+ * split 4 ways plus 12 and 16 us for the reduce step, and BERT-base ran 7 % faster in all); else
+ * enough splits to reach SPLIT_GROUPS. Each range is at least SPLIT_MIN_K deep. On an H200 a
+ * 64x64 tiled 1x1 convolution 1152 -> 192 channels over a 7x7 map is 3 workgroups unsplit.
+ * Context slots for tests and benchmarks: `kernelOverrides.splitK` forces a count (1: never
+ * split), `kernelOverrides.splitGroups` / `splitMinK` replace the two constants.
  * @returns {number} splits (1 = none)
  */
 export function splitCount(ctx, groups, K) {
   const o = ctx.kernelOverrides ?? {};
   if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
   const target = o.splitGroups ?? SPLIT_GROUPS;
-  if (isSoftwareAdapter(ctx) || groups >= target / 2) return 1;
+  if (isSoftwareAdapter(ctx) || groups >= target) return 1;
   const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
-  return Math.min(SPLIT_MAX, most, Math.ceil(target / groups));
+  return Math.min(SPLIT_MAX, most, groups >= target / 2 ? NEAR_SPLIT : Math.ceil(target / groups));
 }
 
 /** Uniforms every matrix kernel declares, in this order. */
@@ -179,35 +181,38 @@ function gemvColShader(dataType, batchRank, hasC) {
 }
 
 /**
- * Declares what adding up a split product needs: bindings P (the partial sums, f32,
- * [split][batch][m][n]) and C (when `hasC`), the common uniforms and `split_k`, and
+ * Declares what adding up a split product of `splits` partial products needs: bindings P (the
+ * partial sums, f32, [split][batch][m][n]) and C (when `hasC`), the common uniforms, and
  *   fn split_value(gi: u32, m: u32, n: u32, yi: u32) -> f32
  * the value the product stores at Y index yi for its element gi = (batch, m, n) (row-major over
- * [batches, M, N]): the `split_k` partial sums added in split order, then alpha, C and the
- * epilogue exactly as store_y applies them (before the data type's rounding). The shader adds
- * `epilogue` (ops/epilogue.js) and the store helpers itself.
+ * [batches, M, N]): the partial sums added in split order, then alpha, C and the epilogue
+ * exactly as store_y applies them (before the data type's rounding). The shader adds
+ * `epilogue` (ops/epilogue.js) and the store helpers itself. The additions are written out, one
+ * per split (the count is the plan's, fixed at build): all loads are issued at once, where a
+ * loop to a uniform count waited for each (on the H200 the reduce step of BERT-base's 4-way
+ * split FFN-in product took 16 us for 1.5 MB).
  */
-function declareSplitValue(shader, dataType, batchRank, hasC) {
+function declareSplitValue(shader, dataType, batchRank, hasC, splits) {
   shader.read('P', 'f32');
   if (hasC) shader.read('C', wgslType(dataType));
   const cTerm = declareCommon(shader, batchRank, hasC);
-  shader.uniform('split_k');
+  const adds = Array.from({length: splits}, (_, k) => `  s += P[${k ? `${k}u * stride + ` : ''}gi];`).join('\n');
   shader.fn(`
 fn split_value(gi: u32, m: u32, n: u32, yi: u32) -> f32 {
   let stride = u_batches() * u_M() * u_N();
   var s = 0.0;
-  for (var k = 0u; k < u_split_k(); k++) { s += P[k * stride + gi]; }
+${adds}
   return ${yValue('s', cTerm)};
 }`);
 }
 
 /**
- * The reduce step of a split product: one invocation per element of Y, adding the `split_k`
+ * The reduce step of a split product: one invocation per element of Y, adding the `splits`
  * partial sums of P ([split][batch][m][n], f32) in split order and storing through the epilogue.
  */
-function splitReduceShader(dataType, batchRank, hasC) {
+function splitReduceShader(dataType, batchRank, hasC, splits) {
   const shader = new Shader('matmul_split_reduce');
-  declareSplitValue(shader, dataType, batchRank, hasC);
+  declareSplitValue(shader, dataType, batchRank, hasC, splits);
   shader.write('Y', wgslType(dataType));
   shader.fn(storeHelpers(dataType));
   shader.main(`
@@ -231,10 +236,10 @@ function splitReduceShader(dataType, batchRank, hasC) {
  * addEpilogue(shader, L, read.node), and binds read.values first, its own values, then the
  * epilogue's, with read.uniforms among its uniforms.
  * @param {import('../gpu/wgsl.js').Shader} shader with no binding declared yet
- * @param {{dataType: string, batchRank: number, hasC: boolean}} read
+ * @param {{dataType: string, batchRank: number, hasC: boolean, splits: number}} read
  */
-export function addSplitRead(shader, {dataType, batchRank, hasC}) {
-  declareSplitValue(shader, dataType, batchRank, hasC);
+export function addSplitRead(shader, {dataType, batchRank, hasC, splits}) {
+  declareSplitValue(shader, dataType, batchRank, hasC, splits);
   shader.fn(`
 fn split_x(o: u32) -> f32 {
   let mn = u_M() * u_N();
@@ -353,13 +358,13 @@ function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b
   const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
   L.step({shader, values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
     groups: groups * splitK, label});
-  const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC),
+  const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC, splitK),
     hasC ? [partial, c, y] : [partial, y], {...uniforms, split_k: splitK}, {threads: batches * M * N});
   // a normalization reading only Y (compile/split_norm.js) adds the partial sums itself; Y must
   // then be row-major from 0, its element o the partial sums' element o of each split
   const rowMajor = uniforms.y_base === 0 && uniforms.y_sm === N && uniforms.y_sn === 1 && uniforms.y_bs === M * N;
   if (p.node && L.splitNorms.has(p.node) && rowMajor) {
-    L.deferSplitRead(y, {node: p.node, dataType, batchRank: variant.batchRank, hasC,
+    L.deferSplitRead(y, {node: p.node, dataType, batchRank: variant.batchRank, hasC, splits: splitK,
       values: hasC ? [partial, c] : [partial], uniforms: {...uniforms, split_k: splitK}, reduce});
   } else {
     reduce();
