@@ -27,7 +27,7 @@ const GEMV_ROWS = 4;
 const WIDE_TILES = 96;
 /** Split K (products of fewer than this many workgroups) until a product has about this many... */
 const SPLIT_GROUPS = 128;
-/** ...except that products of at least half as many are split this many ways. */
+/** ...except that products of at least three quarters as many are split this many ways. */
 const NEAR_SPLIT = 4;
 /** ...but give each split at least this much of K (a multiple of the 16-deep slices). */
 const SPLIT_MIN_K = 64;
@@ -51,20 +51,23 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
 /**
  * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
  * (they run the blocked kernel) and for products of SPLIT_GROUPS workgroups or more; NEAR_SPLIT
- * for products of half that many or more (BERT-base's Q/K/V and FFN-in products at sequence
- * 128, 72 and 96 workgroups: on an NVIDIA H200 they took 45 and 62 us unsplit, 33 and 34 us
- * split 4 ways plus 12 and 16 us for the reduce step, and BERT-base ran 7 % faster in all); else
- * enough splits to reach SPLIT_GROUPS. Each range is at least SPLIT_MIN_K deep. On an H200 a
- * 64x64 tiled 1x1 convolution 1152 -> 192 channels over a 7x7 map is 3 workgroups unsplit.
- * Context slots for tests and benchmarks: `kernelOverrides.splitK` forces a count (1: never
- * split), `kernelOverrides.splitGroups` / `splitMinK` replace the two constants.
+ * from three quarters of that (BERT-base's FFN-in product at sequence 128, 96 workgroups, took 62
+ * us unsplit on an NVIDIA H200 and 34 us split 4 ways plus 15 us for the reduce step; at
+ * sequence 512 its attention-output and FFN-out products, 96 workgroups read only by a layer
+ * normalization that adds the partial sums, and BERT-base-512 ran 5.6-5.7 against 7.2-8.1 ms
+ * back to back); 1 from half of it (the Q/K/V product, 72 workgroups: 45 us unsplit, 33 + 11 us
+ * split, not worth a dispatch); else enough splits to reach SPLIT_GROUPS. Each range is at least
+ * SPLIT_MIN_K deep. On an H200 a 64x64 tiled 1x1 convolution 1152 -> 192 channels over a 7x7
+ * map is 3 workgroups unsplit. Context slots for tests and benchmarks: `kernelOverrides.splitK`
+ * forces a count (1: never split), `kernelOverrides.splitGroups` / `splitMinK` replace the two
+ * constants.
  * @returns {number} splits (1 = none)
  */
 export function splitCount(ctx, groups, K) {
   const o = ctx.kernelOverrides ?? {};
   if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
   const target = o.splitGroups ?? SPLIT_GROUPS;
-  if (isSoftwareAdapter(ctx) || groups >= target) return 1;
+  if (isSoftwareAdapter(ctx) || groups >= target || (groups >= target / 2 && groups < target * 3 / 4)) return 1;
   const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
   return Math.min(SPLIT_MAX, most, groups >= target / 2 ? NEAR_SPLIT : Math.ceil(target / groups));
 }
