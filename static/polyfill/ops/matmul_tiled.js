@@ -6,9 +6,12 @@
  *    through workgroup memory in 16-deep slices of K, loaded so that neighbouring invocations
  *    read neighbouring addresses for either memory order of A and B (a variant of the text);
  *    the next slice's loads are issued into registers before the current slice is multiplied,
- *    so their latency hides behind its multiply-adds. Workgroups take their tiles in bands of
- *    BAND tile rows, down each column of the band and then the next (a 4096^3 product's B, 64
- *    MB, no longer passes through the cache for every 4 rows of tiles).
+ *    so their latency hides behind its multiply-adds. tiled128 writes the 16 multiply steps of a
+ *    slice out (constant offsets into the tiles; on the H200 2048^3 took 438 against 526 us and
+ *    4096^3 4.3 against 6.6-9.2 ms, profiled; the 64x64 kernel gained nothing from it).
+ *    Workgroups take their tiles in bands of BAND tile rows, down each column of the band and
+ *    then the next (a 4096^3 product's B, 64 MB, no longer passes through the cache for every 4
+ *    rows of tiles).
  *  - blocked: no workgroup memory or barrier; each invocation reads its 4 rows of A and 4
  *    columns of B straight from storage. On a CPU adapter (SwiftShader), where barriers are
  *    expensive, this is the fast one.
@@ -191,11 +194,16 @@ ${stageB}
 ${fetchA}
 ${fetchB}
     }
-    for (var kk = 0u; kk < 16u; kk++) {
+${wide ? Array.from({length: 16}, (_, kk) => `    {
+      let kk = ${kk}u;
 ${loadsA}
 ${loadsB}
 ${fmas}
-    }
+    }`).join('\n') : `    for (var kk = 0u; kk < 16u; kk++) {
+${loadsA}
+${loadsB}
+${fmas}
+    }`}
     workgroupBarrier();
   }
   let y0 = ${out};
