@@ -25,14 +25,16 @@ _TILED_SKIP = re.compile(r"/(1x1x1|2x3x4|13x17x3|3x40x2|5x7x9)-aT(0-bT[01]|1-bT0
                          r"|c-(1x1|1|scalar|6x1|10)(-alpha-beta)?$|skinny-(2x1x33|1x5x1|100x37x1)")
 
 
-@pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv", "tiled-split"])
+@pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv", "tiled-split", "tiled128-split"])
 def test_graph_cases(webnn_page, server_url, kernel):
     """Every graph case within its ULP bound, with the kernel the adapter picks and with each
     matrix kernel forced (the context's kernelOverrides slot); tiled-split is the tiled kernel
-    with K split three ways (where K allows) and the partial sums added by the reduce step."""
+    with K split three ways (where K allows) and the partial sums added by the reduce step,
+    tiled128-split the same for the 128x128 kernel (hardware adapters split products of 96-127
+    such tiles 4 ways)."""
     overrides = {"matmul": kernel} if kernel else None
-    if kernel == "tiled-split":
-        overrides = {"matmul": "tiled", "splitK": 3}
+    if kernel in ("tiled-split", "tiled128-split"):
+        overrides = {"matmul": kernel.split("-")[0], "splitK": 3}
     cases = gemm_cases.graph_cases()
     if kernel == "tiled":  # every case but the small transposes, C broadcasts (the epilogue's,
         # run by every kernel) and M = 1 products that the other kernels cover: each tiled
@@ -40,7 +42,7 @@ def test_graph_cases(webnn_page, server_url, kernel):
         cases = [c for c in cases if not _TILED_SKIP.search(c["name"])]
     elif kernel == "tiled128":  # slow on SwiftShader: multi-tile transposes, batches, C and NaN
         cases = [c for c in cases if re.search(r"(65x18x70|64x16x64)-aT1-bT1|\[2,1,3\]-5x6|c-6x10-alpha|nan-inf|vec4-aligned-c|70x8", c["name"])]
-    elif kernel == "tiled-split":  # the split's own paths are test_split_k's; here batches, C, NaN
+    elif kernel in ("tiled-split", "tiled128-split"):  # the split's own paths are test_split_k's; here batches, C, NaN
         cases = [c for c in cases if re.search(r"\[2,1,3\]-5x6|c-6x10-alpha|nan-inf", c["name"])]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
@@ -98,11 +100,11 @@ def test_large_shapes(webnn_page, server_url):
 
 
 _SPLIT_JS = """
-async ([a, b, c, splitK]) => {
+async ([a, b, c, splitK, kernel = 'tiled']) => {
   const {contextSlots} = await import('/polyfill/context.js');
   const {graphSlots} = await import('/polyfill/graph.js');
   const context = await navigator.ml.createContext();
-  contextSlots(context).kernelOverrides = {matmul: 'tiled', splitK};
+  contextSlots(context).kernelOverrides = {matmul: kernel, splitK};
   try {
     const builder = new MLGraphBuilder(context);
     const desc = (x) => ({dataType: 'float32', shape: x.shape});
@@ -162,3 +164,19 @@ def test_tile_bands(webnn_page, server_url, split_k):
     want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
     got = np.array(r["y"], dtype=np.float32).reshape(want.shape)
     assert_ulp(got, want, 2 * 40 + 2, np.float32)
+
+
+def test_split_k_wide_tiles(webnn_page, server_url):
+    """The 128x128 kernel split along K (hardware adapters split products of 96-127 such tiles 4
+    ways): 581 x 40 x 130 is 5 x 2 tiles, K = 40 in 3 ranges of 16 (the last 8 deep), partial
+    products then the reduce step (alpha, beta * C, relu) adding 3 sums, against float64 NumPy."""
+    rng = np.random.default_rng(7)
+    a, bt = no_cancel(rng, 581, 40, 130)
+    b = np.ascontiguousarray(bt.T)
+    c = (rng.uniform(0.1, 1.0, 130) * np.sign(a[0, 0] * bt[0])).astype(np.float32)
+    enc = lambda x: {"shape": list(x.shape), "data": x.ravel().tolist()}
+    open_harness(webnn_page, server_url)
+    r = webnn_page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), 3, "tiled128"])
+    assert r["kernels"] == [["matmul_tiled128_split", ["gemm", "relu"]], ["matmul_split_reduce", ["gemm", "relu"]]]
+    want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
+    assert_ulp(np.array(r["y"], dtype=np.float32).reshape(want.shape), want, 2 * 40 + 2, np.float32)

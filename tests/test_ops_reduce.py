@@ -96,3 +96,10 @@ def test_folded_grid(webnn_page, server_url):
     """70,000 rows with one workgroup per row (grid folded past 65,535): reduceSum (exact on
     dyadic data) and argMax, every row."""
     assert run_on_context(webnn_page, server_url, FOLDED_JS, [70000, 12], {"rows": "workgroup"}) == 0
+
+
+def test_long_rows_of_few_rows(webnn_page, server_url):
+    """Few long rows, one workgroup per row: 5 rows of 900 and 2 of 3,000 take 256 invocations a
+    row (ops/rows.js rowWorkgroupSize), reduceSum (exact on dyadic data) and argMax, every row."""
+    for shape in ([5, 900], [2, 3000]):
+        assert run_on_context(webnn_page, server_url, FOLDED_JS, shape, {"rows": "workgroup"}) == 0, shape

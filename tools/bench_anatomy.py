@@ -6,9 +6,9 @@ For each model (a generated manifest under /models/<name>/) and each kernel vari
 context's ``kernelOverrides`` slot: ``default`` is the adapter's choice, ``nosplit`` forces
 ``{splitK: 1}``, so no matrix product is split along K; ``noattention`` / ``attention``
 (``{attention: false / true}``) leave matmul -> softmax -> matmul unfused or fuse it
-(compile/attention.js; unfused by default); ``split64`` and ``split256`` split
-towards 64 or 256 (``split32``: 32) workgroups instead of 128, see ops/matmul_kernels.js
-splitCount()) the page:
+(compile/attention.js; fused by default on hardware adapters); ``split64`` and ``split256``
+split towards 64 or 256 (``split32``: 32) workgroups instead of 128, which moves the 4-way band
+with it (to 48-63 and 192-255 workgroups; see ops/matmul_kernels.js splitCount()) the page:
 
 - encodes the plan's first k steps (k in ``--prefixes``, and all) in one compute pass with the
   pass's beginning/end timestamps, submits, and maps the 16 timestamp bytes (nudged as

@@ -111,7 +111,8 @@ _BENCH_BODY = """
   const rows = [];
   for (const c of cases) {
     for (const {label: kernel, overrides} of c.matrix ? variants : [{label: 'auto', overrides: null}]) {
-      if ((kernel === 'blocked' || kernel === 'gemv') && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
+      const forced = overrides?.matmul ?? kernel;
+      if ((forced === 'blocked' || forced === 'gemv') && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
       slots.kernelOverrides = overrides ?? undefined;
       const b = new MLGraphBuilder(context);
       const ops = {};
@@ -191,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if not isinstance(args.overrides, list) or not all(isinstance(o, dict) for o in args.overrides):
         parser.error("--overrides: expected a JSON list of objects")
+    if args.only_shapes and not args.shapes:
+        parser.error("--only-shapes needs --shapes")
     case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes)
     return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
                                 profile=args.profile, overrides=args.overrides), format_table, args.out)

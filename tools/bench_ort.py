@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="timed runs per runtime (default 3; SwiftShader-sized)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs per runtime first (default 1)")
     parser.add_argument("--batch", type=int, default=4, help="back-to-back runs for the throughput (default 4)")
-    parser.add_argument("--profile", action="store_true", help="top 10 GPU steps of our builder path")
+    parser.add_argument("--profile", action="store_true", help="profile our builder path: its 10 slowest GPU steps and the time per kernel (every step in the JSON)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--readme", nargs="?", const="", metavar="JSON",
                         help="only rewrite the README's table from JSON (default: --out's file)")

@@ -10,8 +10,8 @@
  *  - gemv (M <= 4, or N <= 4 by computing the transposed product): four output elements per
  *    workgroup splitting K across 64 invocations each when B is contiguous along K, else one
  *    invocation per column with K split four ways; partial sums meet in workgroup memory.
- * On hardware adapters a tiled product of few tiles and a long K is split along K (see
- * splitCount()): one dispatch of partial products, one that adds them and stores Y; where only a
+ * On hardware adapters a tiled product of few tiles (under 64 workgroups, or 96-127) is split
+ * along K (see splitCount()): one dispatch of partial products, one that adds them and stores Y; where only a
  * normalization reads Y (compile/split_norm.js), that normalization's step adds them instead
  * (addSplitRead) and the reduce step is not emitted.
  * Accumulation is in f32; results go through storeExpr so float16 outputs round to binary16.
@@ -23,11 +23,11 @@ import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
 
 const GEMV_ROWS = 4;
-/** 128x128 tiles once there are this many of them (enough to keep a large GPU busy). */
+/** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
 const WIDE_TILES = 96;
-/** Split K (products of fewer than this many workgroups) until a product has about this many... */
+/** Split K (products of fewer than half this many workgroups) until a product has about this many... */
 const SPLIT_GROUPS = 128;
-/** ...except that products of at least three quarters as many are split this many ways. */
+/** ...products of three quarters as many up to SPLIT_GROUPS this many ways (those between half and three quarters: none). */
 const NEAR_SPLIT = 4;
 /** ...but give each split at least this much of K (a multiple of the 16-deep slices). */
 const SPLIT_MIN_K = 64;
@@ -54,8 +54,8 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
  * from three quarters of that (BERT-base's FFN-in product at sequence 128, 96 workgroups, took 62
  * us unsplit on an NVIDIA H200 and 34 us split 4 ways plus 15 us for the reduce step; at
  * sequence 512 its attention-output and FFN-out products, 96 workgroups read only by a layer
- * normalization that adds the partial sums, and BERT-base-512 ran 5.6-5.7 against 7.2-8.1 ms
- * back to back); 1 from half of it (the Q/K/V product, 72 workgroups: 45 us unsplit, 33 + 11 us
+ * normalization that adds the partial sums, and its FFN-in product, 96 tiles of 128x128:
+ * BERT-base-512 ran 5.6-5.7 against 7.2-8.1 ms back to back); 1 from half of it (the Q/K/V product, 72 workgroups: 45 us unsplit, 33 + 11 us
  * split, not worth a dispatch); else enough splits to reach SPLIT_GROUPS. Each range is at least
  * SPLIT_MIN_K deep. On an H200 a 64x64 tiled 1x1 convolution 1152 -> 192 channels over a 7x7
  * map is 3 workgroups unsplit. Context slots for tests and benchmarks: `kernelOverrides.splitK`
@@ -196,6 +196,7 @@ function gemvColShader(dataType, batchRank, hasC) {
  * split FFN-in product took 16 us for 1.5 MB).
  */
 function declareSplitValue(shader, dataType, batchRank, hasC, splits) {
+  if (!Number.isInteger(splits) || splits < 1) throw new TypeError(`split_value: ${splits} partial products`);
   shader.read('P', 'f32');
   if (hasC) shader.read('C', wgslType(dataType));
   const cTerm = declareCommon(shader, batchRank, hasC);
@@ -362,13 +363,13 @@ function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b
   L.step({shader, values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
     groups: groups * splitK, label});
   const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC, splitK),
-    hasC ? [partial, c, y] : [partial, y], {...uniforms, split_k: splitK}, {threads: batches * M * N});
+    hasC ? [partial, c, y] : [partial, y], uniforms, {threads: batches * M * N});
   // a normalization reading only Y (compile/split_norm.js) adds the partial sums itself; Y must
   // then be row-major from 0, its element o the partial sums' element o of each split
   const rowMajor = uniforms.y_base === 0 && uniforms.y_sm === N && uniforms.y_sn === 1 && uniforms.y_bs === M * N;
   if (p.node && L.splitNorms.has(p.node) && rowMajor) {
     L.deferSplitRead(y, {node: p.node, dataType, batchRank: variant.batchRank, hasC, splits: splitK,
-      values: hasC ? [partial, c] : [partial], uniforms: {...uniforms, split_k: splitK}, reduce});
+      values: hasC ? [partial, c] : [partial], uniforms, reduce});
   } else {
     reduce();
   }

@@ -4,7 +4,7 @@
  * or normalised over), both addressed through strides held in uniforms, and one workgroup (or,
  * for short rows, one invocation) handles one row. useShortRows() picks between the two.
  *
- * Also the two-level workgroup reduction these kernels share (256 invocations, two barriers).
+ * Also the two-level workgroup reduction these kernels share (64 or 256 invocations, two barriers).
  * Their float math (NaN tests, NaN-propagating max/min, ±Inf, exp, log, sqrt) is gpu/math.js's,
  * added by addMathHelpers(shader) once a kernel's text is complete.
  */
