@@ -25,16 +25,15 @@ _TILED_SKIP = re.compile(r"/(1x1x1|2x3x4|13x17x3|3x40x2|5x7x9)-aT(0-bT[01]|1-bT0
                          r"|c-(1x1|1|scalar|6x1|10)(-alpha-beta)?$|skinny-(2x1x33|1x5x1|100x37x1)")
 
 
-@pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv", "tiled-split", "tiled128-split"])
+@pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv", "tiled-split"])
 def test_graph_cases(webnn_page, server_url, kernel):
     """Every graph case within its ULP bound, with the kernel the adapter picks and with each
     matrix kernel forced (the context's kernelOverrides slot); tiled-split is the tiled kernel
-    with K split three ways (where K allows) and the partial sums added by the reduce step,
-    tiled128-split the same for the 128x128 kernel (hardware adapters split products of 96-127
-    such tiles 4 ways)."""
+    with K split three ways (where K allows) and the partial sums added by the reduce step (the
+    128x128 kernel's split: test_split_k_wide_tiles)."""
     overrides = {"matmul": kernel} if kernel else None
-    if kernel in ("tiled-split", "tiled128-split"):
-        overrides = {"matmul": kernel.split("-")[0], "splitK": 3}
+    if kernel == "tiled-split":
+        overrides = {"matmul": "tiled", "splitK": 3}
     cases = gemm_cases.graph_cases()
     if kernel == "tiled":  # every case but the small transposes, C broadcasts (the epilogue's,
         # run by every kernel) and M = 1 products that the other kernels cover: each tiled
@@ -42,7 +41,7 @@ def test_graph_cases(webnn_page, server_url, kernel):
         cases = [c for c in cases if not _TILED_SKIP.search(c["name"])]
     elif kernel == "tiled128":  # slow on SwiftShader: multi-tile transposes, batches, C and NaN
         cases = [c for c in cases if re.search(r"(65x18x70|64x16x64)-aT1-bT1|\[2,1,3\]-5x6|c-6x10-alpha|nan-inf|vec4-aligned-c|70x8", c["name"])]
-    elif kernel in ("tiled-split", "tiled128-split"):  # the split's own paths are test_split_k's; here batches, C, NaN
+    elif kernel == "tiled-split":  # the split's own paths are test_split_k's; here batches, C, NaN
         cases = [c for c in cases if re.search(r"\[2,1,3\]-5x6|c-6x10-alpha|nan-inf", c["name"])]
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
