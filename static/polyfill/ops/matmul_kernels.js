@@ -72,19 +72,6 @@ export function splitCount(ctx, groups, K) {
   return Math.min(SPLIT_MAX, most, groups >= target / 2 ? NEAR_SPLIT : Math.ceil(target / groups));
 }
 
-/**
- * The k-rows per staged slice of the tiled kernels: 32 for the 64x64 tiles when K > 16 (the
- * workgroup memory then holds 16 KB, WebGPU's default limit), else 16 (the 128x128 tiles' slices
- * already hold 16 KB). With 16-deep slices a 64x64 workgroup multiplies for less time than the
- * next slice's loads take, so it waits on memory. The context slot `kernelOverrides.sliceK`
- * (16 | 32) forces it for the 64x64 tiles (tests, benchmarks).
- * @returns {number} 16 or 32
- */
-function sliceDepth(ctx, tile, K) {
-  if (tile !== 64) return 16;
-  return ctx.kernelOverrides?.sliceK ?? (K > 16 ? 32 : 16);
-}
-
 /** Uniforms every matrix kernel declares, in this order. */
 function declareCommon(shader, batchRank, hasC) {
   for (const n of ['M', 'N', 'K', 'batches', 'a_base', 'a_sm', 'a_sk', 'b_base', 'b_sk', 'b_sn',
@@ -345,7 +332,6 @@ export function matmulStep(L, p) {
     uniforms.tilesN = Math.ceil(N / tile);
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
-    variant.depth = sliceDepth(L.ctx, tile, K);
     const splits = splitCount(L.ctx, groups, K);
     if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]});
     shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
@@ -370,7 +356,7 @@ function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b
   const {dataType, label} = p;
   const {M, N, K, batches} = uniforms;
   const hasC = Boolean(c);
-  const kChunk = Math.ceil(K / splits / variant.depth) * variant.depth; // whole slices
+  const kChunk = Math.ceil(K / splits / 16) * 16;
   const splitK = Math.ceil(K / kChunk);
   const partial = L.temp(splitK * batches * M * N * 4, `${label}:split`);
   const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);

@@ -59,11 +59,10 @@ function addStores(shader, dataType, cTerm, storeY, split = false) {
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  */
-export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB, split, depth = 16}, declareCommon, storeY) {
+export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB, split}, declareCommon, storeY) {
   const T = wgslType(dataType);
   const tile = wide ? 128 : 64;
   const q = tile / 4; // vec4s per k-row of a staged tile
-  const KS = depth; // k-rows per staged slice
   const halves = wide ? [0, 1] : [0];
   const name = `matmul_tiled${wide ? '128' : ''}${split ? '_split' : ''}`;
   const shader = new Shader(name).read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
@@ -72,7 +71,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   const cTerm = declareCommon(shader, batchRank, hasC && !split);
   shader.uniform('tilesN').uniform('tilesM');
   if (split) shader.uniform('split_k').uniform('k_chunk');
-  shader.shared('As', `array<vec4<f32>, ${KS * q}>`).shared('Bs', `array<vec4<f32>, ${KS * q}>`);
+  shader.shared('As', `array<vec4<f32>, ${16 * q}>`).shared('Bs', `array<vec4<f32>, ${16 * q}>`);
   if (!vecA) {
     shader.fn(`fn load_a(m: u32, k: u32, a0: u32) -> f32 {
   if (m < u_M() && k < u_K()) { return f32(A[a0 + m * u_a_sm() + k * u_a_sk()]); }
@@ -86,22 +85,22 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
 }`);
   }
   addStores(shader, dataType, cTerm, storeY, split);
-  const aIdx = aKContiguous ? `let ka = e % ${KS}u; let ma = e / ${KS}u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
-  const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % ${KS}u; let nb = e / ${KS}u;`;
+  const aIdx = aKContiguous ? `let ka = e % 16u; let ma = e / 16u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`;
+  const bIdx = bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % 16u; let nb = e / 16u;`;
   // Staging, in two halves so that the next slice's global loads are in flight while the
   // current slice is computed: fetch (into the invocation's registers pa / pb, for the slice at
   // k = kn) and stage (registers into the workgroup tiles). Scalar loads (any layout) or, where
   // the contiguous axis holds whole vec4s (vecA: A contiguous in K, K % 4 == 0; vecB: B
   // contiguous in N, N % 4 == 0; aligned offsets), one vec4 per load: A's vec4 runs along k
   // (scattered into the [k][m] tile), B's along n (stored as is).
-  const nA = (tile * KS) / (vecA ? 1024 : 256);
-  const nB = (tile * KS) / (vecB ? 1024 : 256);
+  const nA = vecA ? tile / 64 : tile / 16;
+  const nB = vecB ? tile / 64 : tile / 16;
   const regs = `  var pa: array<${vecA ? 'vec4<f32>' : 'f32'}, ${nA}>;
   var pb: array<${vecB ? 'vec4<f32>' : 'f32'}, ${nB}>;`;
   const fetchA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
       let e = li + i * 256u;
-      let ma = e / ${KS / 4}u;
-      let kq = (e % ${KS / 4}u) * 4u;
+      let ma = e / 4u;
+      let kq = (e % 4u) * 4u;
       var v = vec4<f32>();
       if (m0 + ma < u_M() && kn + kq < u_K()) { v = A[(a0 + (m0 + ma) * u_a_sm() + kn + kq) / 4u]; }
       pa[i] = v;
@@ -112,8 +111,8 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
     }`;
   const stageA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
       let e = li + i * 256u;
-      let ma = e / ${KS / 4}u;
-      let kq = (e % ${KS / 4}u) * 4u;
+      let ma = e / 4u;
+      let kq = (e % 4u) * 4u;
       let v = pa[i];
       As[kq * ${q}u + ma / 4u][ma % 4u] = v.x;
       As[(kq + 1u) * ${q}u + ma / 4u][ma % 4u] = v.y;
@@ -187,21 +186,21 @@ ${regs}
 ${fetchA}
 ${fetchB}
   }
-  for (var k0 = k_lo; k0 < k_hi; k0 += ${KS}u) {
+  for (var k0 = k_lo; k0 < k_hi; k0 += 16u) {
 ${stageA}
 ${stageB}
     workgroupBarrier();
-    if (k0 + ${KS}u < k_hi) {
-      let kn = k0 + ${KS}u;
+    if (k0 + 16u < k_hi) {
+      let kn = k0 + 16u;
 ${fetchA}
 ${fetchB}
     }
-${wide ? Array.from({length: KS}, (_, kk) => `    {
+${wide ? Array.from({length: 16}, (_, kk) => `    {
       let kk = ${kk}u;
 ${loadsA}
 ${loadsB}
 ${fmas}
-    }`).join('\n') : `    for (var kk = 0u; kk < ${KS}u; kk++) {
+    }`).join('\n') : `    for (var kk = 0u; kk < 16u; kk++) {
 ${loadsA}
 ${loadsB}
 ${fmas}
