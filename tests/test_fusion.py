@@ -233,11 +233,11 @@ def test_reshaped_scores_are_not_fused_attention(webnn_page, server_url):
     normalised as rows of 4) leaves the attention unfused (the fused kernel takes its rows from
     the first matmul's shape, and got the wrong values); values against float64 NumPy."""
     cases = _reshaped_scores_cases()
-    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
-    got = {name: steps[c["name"]] for name, c in cases.items()}
+    results = run_cases(webnn_page, server_url, list(cases.values()), {"attention": True}, steps=True)
+    got = {name: next(r["steps"] for r in results if r["name"] == c["name"]) for name, c in cases.items()}
     assert got["reshape"] == [["matmul", "reshape"], ["softmax"], ["matmul"]], got
     assert got["div-reshape"] == [["matmul", "div", "reshape"], ["softmax"], ["matmul"]], got
-    assert_all_pass(run_cases(webnn_page, server_url, list(cases.values()), {"attention": True}))
+    assert_all_pass(results)
 
 
 def _attention_edge_cases():
@@ -292,11 +292,9 @@ def _attention_edge_cases():
 
 def test_fused_attention_edge_values(webnn_page, server_url):
     """_attention_edge_cases through the fused step (one step each) against float64 NumPy."""
-    cases = _attention_edge_cases()
-    steps = _case_steps(webnn_page, server_url, cases, {"attention": True})
-    assert all(sum("softmax" in st for st in steps[c["name"]]) == 1 and len(steps[c["name"]]) == 1
-               for c in cases), steps
-    assert_all_pass(run_cases(webnn_page, server_url, cases, {"attention": True}))
+    results = run_cases(webnn_page, server_url, _attention_edge_cases(), {"attention": True}, steps=True)
+    assert all(sum("softmax" in st for st in r["steps"]) == 1 and len(r["steps"]) == 1 for r in results), results
+    assert_all_pass(results)
 
 
 def test_siblings_are_one_product(webnn_page, server_url):

@@ -224,10 +224,9 @@ def test_split_norm_edge_values(webnn_page, server_url, rows, data_type):
     partials and its float16 rounding are the same function in both; test_split_norm_values runs
     both types on both paths), which keeps the suite's time down."""
     cases = list(_edge_cases(data_type).values())
-    from tests.test_fusion import _case_steps
-
-    steps = _case_steps(webnn_page, server_url, cases, {**SPLIT3, "rows": rows})
-    for c in cases:
-        got = [st for st in steps[c["name"]] if st]  # float16: the inputs' conversion steps list no operator
+    results = run_cases(webnn_page, server_url, cases, {**SPLIT3, "rows": rows}, steps=True)
+    for r in results:
+        got = [st for st in r["steps"] if st]  # float16: the inputs' conversion steps list no operator
+        c = next(c for c in cases if c["name"] == r["name"])
         assert len(got) == 2 + (c["dataType"] == "float16") and "layerNormalization" in got[1], (c["name"], got)
-    assert_all_pass(run_cases(webnn_page, server_url, cases, {**SPLIT3, "rows": rows}))
+    assert_all_pass(results)

@@ -69,18 +69,33 @@ def op_case(name: str, op: str, data_type: str, args: Sequence[Any], options: Ma
 
 
 _RUN_JS = """
-async ([casesJson, overrides]) => {
+async ([casesJson, overrides, withSteps]) => {
   const {runGraphCase, runValidationCase} = await import('/conformance/runner.js');
   const {contextSlots} = await import('/polyfill/context.js');
+  const {graphSlots} = await import('/polyfill/graph.js');
   const cases = JSON.parse(casesJson);
   const context = await navigator.ml.createContext();
   if (overrides) contextSlots(context).kernelOverrides = overrides;
+  // withSteps: the operators of each step of the graph a case builds, read at build (one build
+  // serves both the step structure and the values)
+  const build = MLGraphBuilder.prototype.build;
+  let steps = null;
+  if (withSteps) {
+    MLGraphBuilder.prototype.build = async function (...args) {
+      const graph = await build.apply(this, args);
+      steps = graphSlots(graph).plan.describeSteps().map((st) => st.operators.map((o) => o.type));
+      return graph;
+    };
+  }
   const results = [];
   try {
     for (const c of cases) {
-      results.push(c.js !== undefined ? await runValidationCase(context, c) : await runGraphCase(context, c));
+      steps = null;
+      const r = c.js !== undefined ? await runValidationCase(context, c) : await runGraphCase(context, c);
+      results.push(withSteps ? {...r, steps} : r);
     }
   } finally {
+    MLGraphBuilder.prototype.build = build;
     context.destroy();
   }
   return results;
@@ -88,18 +103,21 @@ async ([casesJson, overrides]) => {
 """
 
 
-def run_cases(page, base_url: str, cases: Sequence[dict], overrides: Mapping[str, str] | None = None) -> list[dict]:
+def run_cases(page, base_url: str, cases: Sequence[dict], overrides: Mapping[str, str] | None = None,
+              steps: bool = False) -> list[dict]:
     """Runs graph and validation cases in the harness page on one context.
 
     Args:
         overrides: set as the context's ``kernelOverrides`` slot to force a kernel choice
             (e.g. ``{"matmul": "tiled"}``), so kernels the adapter would not pick are tested too.
+        steps: also return, per graph case, ``steps``: the builder operator types of each GPU
+            step of the graph it built (as compile/plan.js describeSteps() lists them).
 
     Returns:
-        The runner's result per case: ``{name, pass, worst, detail?, ...}``.
+        The runner's result per case: ``{name, pass, worst, detail?, steps?, ...}``.
     """
     open_harness(page, base_url)
-    return page.evaluate(_RUN_JS, [json.dumps(list(cases)), dict(overrides) if overrides else None])
+    return page.evaluate(_RUN_JS, [json.dumps(list(cases)), dict(overrides) if overrides else None, steps])
 
 
 def assert_all_pass(results: Sequence[dict]) -> None:
