@@ -11,8 +11,8 @@
  *    workgroup splitting K across 64 invocations each when B is contiguous along K, else one
  *    invocation per column with K split four ways; partial sums meet in workgroup memory.
  * On hardware adapters a tiled product of few tiles (under 64 workgroups, or 96-127) is split
- * along K (see splitCount()): one dispatch of partial products, one that adds them and stores Y; where only a
- * normalization reads Y (compile/split_norm.js), that normalization's step adds them instead
+ * along K (see splitCount()): one dispatch of partial products, one that adds them and stores
+ * Y; where only a normalization reads Y (compile/split_norm.js), that normalization's step adds them instead
  * (addSplitRead) and the reduce step is not emitted.
  * Accumulation is in f32; results go through storeExpr so float16 outputs round to binary16.
  */
@@ -55,8 +55,9 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
  * us unsplit on an NVIDIA H200 and 34 us split 4 ways plus 15 us for the reduce step; at
  * sequence 512 its attention-output and FFN-out products, 96 workgroups read only by a layer
  * normalization that adds the partial sums, and its FFN-in product, 96 tiles of 128x128:
- * BERT-base-512 ran 5.6-5.7 against 7.2-8.1 ms back to back); 1 from half of it (the Q/K/V product, 72 workgroups: 45 us unsplit, 33 + 11 us
- * split, not worth a dispatch); else enough splits to reach SPLIT_GROUPS. Each range is at least
+ * BERT-base-512 ran 5.6-5.7 against 7.2-8.1 ms back to back); 1 from half of it (the Q/K/V
+ * product, 72 workgroups: 45 us unsplit, 33 + 11 us split, not worth a dispatch); else enough
+ * splits to reach SPLIT_GROUPS. Each range is at least
  * SPLIT_MIN_K deep. On an H200 a 64x64 tiled 1x1 convolution 1152 -> 192 channels over a 7x7
  * map is 3 workgroups unsplit. Context slots for tests and benchmarks: `kernelOverrides.splitK`
  * forces a count (1: never split), `kernelOverrides.splitGroups` / `splitMinK` replace the two
@@ -67,9 +68,13 @@ export function splitCount(ctx, groups, K) {
   const o = ctx.kernelOverrides ?? {};
   if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
   const target = o.splitGroups ?? SPLIT_GROUPS;
-  if (isSoftwareAdapter(ctx) || groups >= target || (groups >= target / 2 && groups < target * 3 / 4)) return 1;
+  if (isSoftwareAdapter(ctx) || groups >= target) return 1;
+  let wanted;
+  if (groups >= target * 3 / 4) wanted = NEAR_SPLIT;
+  else if (groups >= target / 2) return 1;
+  else wanted = Math.ceil(target / groups);
   const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
-  return Math.min(SPLIT_MAX, most, groups >= target / 2 ? NEAR_SPLIT : Math.ceil(target / groups));
+  return Math.min(SPLIT_MAX, most, wanted);
 }
 
 /** Uniforms every matrix kernel declares, in this order. */

@@ -150,6 +150,9 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   const loadsA = halves.map((h) => `      let a${h} = As[kk * ${q}u + ${h * 16}u + ty];`).join('\n');
   const loadsB = halves.map((h) => `      let b${h} = Bs[kk * ${q}u + ${h * 16}u + tx];`).join('\n');
   const fmas = accs.map((a) => `      ${a.name} += a${a.ha}.${a.c} * b${a.hb};`).join('\n');
+  // one of a slice's 16 multiply steps (kk): tiled128 writes them out, tiled loops
+  const multiply = [loadsA, loadsB, fmas].join('\n');
+  const range16 = [...Array(16).keys()];
   const stores = accs.map((a) => `  store_row(${a.name}, m0 + ${a.ha * 64}u + ty * 4u + ${comps.indexOf(a.c)}u, n0 + ${a.hb * 64}u + tx * 4u, y0);`).join('\n');
   // split: workgroup wg is split wg / (batches * tiles) of the tile it would be unsplit
   const range = split ? `
@@ -195,15 +198,11 @@ ${stageB}
 ${fetchA}
 ${fetchB}
     }
-${wide ? Array.from({length: 16}, (_, kk) => `    {
+${wide ? range16.map((kk) => `    {
       let kk = ${kk}u;
-${loadsA}
-${loadsB}
-${fmas}
+${multiply}
     }`).join('\n') : `    for (var kk = 0u; kk < 16u; kk++) {
-${loadsA}
-${loadsB}
-${fmas}
+${multiply}
     }`}
     workgroupBarrier();
   }
