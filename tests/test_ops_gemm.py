@@ -128,22 +128,29 @@ async ([a, b, c, splitK, kernel = 'tiled']) => {
 """
 
 
+def _split_gemm(page, server_url, seed, m, k, n, split_k, kernel="tiled"):
+    """relu(gemm(A, B^T, c, alpha 0.5, beta 2)) of no-cancel data [m, k] x [n, k]^T through
+    _SPLIT_JS with kernelOverrides {matmul: kernel, splitK: split_k}: (the steps' kernels with
+    their operators, Y as float32, the float64 NumPy reference)."""
+    rng = np.random.default_rng(seed)
+    a, bt = no_cancel(rng, m, k, n)  # one sign per output: relu keeps about half of them
+    b = np.ascontiguousarray(bt.T)
+    c = (rng.uniform(0.1, 1.0, n) * np.sign(a[0, 0] * bt[0])).astype(np.float32)
+    enc = lambda x: {"shape": list(x.shape), "data": x.ravel().tolist()}
+    open_harness(page, server_url)
+    r = page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), split_k, kernel])
+    want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
+    return r["kernels"], np.array(r["y"], dtype=np.float32).reshape(want.shape), want
+
+
 @pytest.mark.parametrize("split_k, k", [(4, 300), (7, 100)])
 def test_split_k(webnn_page, server_url, split_k, k):
     """A tiled gemm split along K (forced through kernelOverrides.splitK: hardware adapters split
     products of few tiles) is two steps, partial products then the reduce step carrying alpha,
     beta * C and the fused relu, and equals float64 NumPy; K = 100 in 7 ranges leaves the last
     range short (16-deep ranges: 7 x 16 = 112 > 100)."""
-    rng = np.random.default_rng(5)
-    a, bt = no_cancel(rng, 70, k, 66)  # one sign per output: relu keeps about half of them
-    b = np.ascontiguousarray(bt.T)
-    c = (rng.uniform(0.1, 1.0, 66) * np.sign(a[0, 0] * bt[0])).astype(np.float32)
-    enc = lambda x: {"shape": list(x.shape), "data": x.ravel().tolist()}
-    open_harness(webnn_page, server_url)
-    r = webnn_page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), split_k])
-    assert r["kernels"] == [["matmul_tiled_split", ["gemm", "relu"]], ["matmul_split_reduce", ["gemm", "relu"]]]
-    want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
-    got = np.array(r["y"], dtype=np.float32).reshape(want.shape)
+    kernels, got, want = _split_gemm(webnn_page, server_url, 5, 70, k, 66, split_k)
+    assert kernels == [["matmul_tiled_split", ["gemm", "relu"]], ["matmul_split_reduce", ["gemm", "relu"]]]
     assert_ulp(got, want, 2 * k + 2, np.float32)
 
 
@@ -152,16 +159,8 @@ def test_tile_bands(webnn_page, server_url, split_k):
     """The tiled kernels take their tiles in bands of 8 tile rows (matmul_tiled.js BAND): 581 rows
     are 10 tile rows of 64, a full band and a short one of 2 (the last only 5 rows deep), over 3
     tile columns, unsplit and split in 2, against float64 NumPy."""
-    rng = np.random.default_rng(6)
-    a, bt = no_cancel(rng, 581, 40, 130)
-    b = np.ascontiguousarray(bt.T)
-    c = (rng.uniform(0.1, 1.0, 130) * np.sign(a[0, 0] * bt[0])).astype(np.float32)
-    enc = lambda x: {"shape": list(x.shape), "data": x.ravel().tolist()}
-    open_harness(webnn_page, server_url)
-    r = webnn_page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), split_k])
-    assert r["kernels"][0][0] == ("matmul_tiled" if split_k == 1 else "matmul_tiled_split"), r["kernels"]
-    want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
-    got = np.array(r["y"], dtype=np.float32).reshape(want.shape)
+    kernels, got, want = _split_gemm(webnn_page, server_url, 6, 581, 40, 130, split_k)
+    assert kernels[0][0] == ("matmul_tiled" if split_k == 1 else "matmul_tiled_split"), kernels
     assert_ulp(got, want, 2 * 40 + 2, np.float32)
 
 
@@ -169,13 +168,6 @@ def test_split_k_wide_tiles(webnn_page, server_url):
     """The 128x128 kernel split along K (hardware adapters split products of 96-127 such tiles 4
     ways): 581 x 40 x 130 is 5 x 2 tiles, K = 40 in 3 ranges of 16 (the last 8 deep), partial
     products then the reduce step (alpha, beta * C, relu) adding 3 sums, against float64 NumPy."""
-    rng = np.random.default_rng(7)
-    a, bt = no_cancel(rng, 581, 40, 130)
-    b = np.ascontiguousarray(bt.T)
-    c = (rng.uniform(0.1, 1.0, 130) * np.sign(a[0, 0] * bt[0])).astype(np.float32)
-    enc = lambda x: {"shape": list(x.shape), "data": x.ravel().tolist()}
-    open_harness(webnn_page, server_url)
-    r = webnn_page.evaluate(_SPLIT_JS, [enc(a), enc(b), enc(c), 3, "tiled128"])
-    assert r["kernels"] == [["matmul_tiled128_split", ["gemm", "relu"]], ["matmul_split_reduce", ["gemm", "relu"]]]
-    want = np.maximum(gemm(a, b, {"c": c, "alpha": 0.5, "beta": 2.0, "bTranspose": True}), 0)
-    assert_ulp(np.array(r["y"], dtype=np.float32).reshape(want.shape), want, 2 * 40 + 2, np.float32)
+    kernels, got, want = _split_gemm(webnn_page, server_url, 7, 581, 40, 130, 3, "tiled128")
+    assert kernels == [["matmul_tiled128_split", ["gemm", "relu"]], ["matmul_split_reduce", ["gemm", "relu"]]]
+    assert_ulp(got, want, 2 * 40 + 2, np.float32)
