@@ -231,21 +231,24 @@ def test_plan_split_into_several_submits_computes_the_same(webnn_page, server_ur
 
 
 def test_interval_spaces_the_nudges(webnn_page, server_url):
-    """``intervalMs`` (a measuring knob of tools/bench_readback.py --intervals): the loop still
-    runs, but sends a nudge only when that long has passed since the previous one: after a read
-    with the default (one nudge per task, several per read), a huge interval sends none at all."""
+    """``intervalMs`` (0.25 ms by default; tools/bench_readback.py --intervals measures others):
+    the loop still runs, but sends a nudge only when that long has passed since the previous one:
+    after a read with 0 (one nudge per task, several per read), a huge interval sends none at all."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
       const c = contextSlots(context).completion;
       const go = await makeGraph(context);
       c.hardware = true;
+      const defaultInterval = c.intervalMs;
+      c.intervalMs = 0;
       const read = async () => { const before = c.nudges; const out = await go(); await sleep(30); return {n: c.nudges - before, out}; };
       const dense = await read();
       c.intervalMs = 1e9;
       const spaced = await read();
       const spacedAgain = await read();
-      return {dense: dense.n, spaced: spaced.n, spacedAgain: spacedAgain.n, same: JSON.stringify(dense.out) === JSON.stringify(spaced.out)};
+      return {defaultInterval, dense: dense.n, spaced: spaced.n, spacedAgain: spacedAgain.n, same: JSON.stringify(dense.out) === JSON.stringify(spaced.out)};
     """)
+    assert r["defaultInterval"] == 0.25, r
     assert r["dense"] >= 3, r
     assert r["spaced"] == 0 and r["spacedAgain"] == 0, r
     assert r["same"] is True

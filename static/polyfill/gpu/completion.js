@@ -19,10 +19,16 @@
  * for a conv2d of a few microseconds. At most one such wait is outstanding; dispatches
  * submitted while it is pending get one more when it settles.
  *
- * While at least one wait is outstanding a MessageChannel task loop nudges the queue once per
- * task; it stops by itself when no wait is outstanding, and when no wait has started or settled
- * for `capMs` (then waits are plain until the next one starts). Nudges carry no work for the
- * graph, so results are unchanged.
+ * While at least one wait is outstanding a MessageChannel task loop runs, sending a nudge at
+ * most every `intervalMs` (0.25 ms); it stops by itself when no wait is outstanding, and when no
+ * wait has started or settled for `capMs` (then waits are plain until the next one starts).
+ * Nudges carry no work for the graph, so results are unchanged. Why not one nudge per task (the
+ * earlier default): on an H200 host of 2026-12-03 (`make bench`'s tool, builder and ORT's WebNN EP,
+ * alternating, two rounds) a nudge every task flooded the GPU process: median latencies of
+ * BERT-base 13.0-110.5 ms, MobileNetV2 2.95-33.4, the 2-layer encoder 13.8-112.4 (maxima to 174
+ * ms), and ORT's back-to-back runs 20-50 % slower than ours. One nudge per 0.1-0.5 ms gave 4.2-4.4
+ * / 1.8-2.7 / 1.05-1.5 ms (ORT's back-to-back runs level with ours), 1 ms 4.55-4.6 / 2.0-2.1 /
+ * 1.9; no nudges 4.2 / 3.5-4.1 / 3.2-3.3.
  *
  * Settings (properties of the object, the context slot `completion`; tests and benchmarks set them):
  *   enabled        false when the page created the context with {polyfill: {fastReadback: false}};
@@ -31,8 +37,9 @@
  *   nudge          'submit' (queue.submit([]), the default) | 'write' (a 16-byte writeBuffer into
  *                  a per-context scratch buffer)
  *   capMs          100: ms without a wait starting or settling after which the loop stops
- *   intervalMs     0: least ms between two nudges (the loop still runs every task, but sends a
- *                  nudge only once this much time has passed since the previous one)
+ *   intervalMs     0.25: least ms between two nudges (the loop still runs every task, but sends
+ *                  a nudge only once this much time has passed since the previous one; 0: every
+ *                  task)
  *   nudges         count of nudges sent so far (read-only use)
  */
 import {isSoftwareAdapter} from '../ops/adapter_kind.js';
@@ -49,7 +56,7 @@ export class Completion {
     this.hardware = Boolean(adapterInfo) && !isSoftwareAdapter({adapterInfo});
     this.nudge = 'submit';
     this.capMs = 100;
-    this.intervalMs = 0;
+    this.intervalMs = 0.25;
     this.lastNudge = -Infinity;
     this.nudges = 0;
     this.outstanding = 0;
