@@ -105,6 +105,37 @@ def test_kernel_overrides_reach_the_page_and_the_table():
         bench_ort.main(["--kernel-overrides", "[1]", "--models", "bert-base"])
 
 
+def test_completion_settings_reach_the_page_and_the_table():
+    """``--completion`` goes to the page as JSON (bench.js assigns it to every polyfill context's
+    completion settings), is named under the table, and must be a JSON object."""
+    url = bench_ort.page_url("http://h", ["bert-base"], ["builder"], 3, 1, 4, False, completion='{"enabled": false}')
+    assert json.loads(parse_qs(urlparse(url).query)["completion"][0]) == {"enabled": False}
+    assert "completion" not in parse_qs(urlparse(bench_ort.page_url("http://h", ["bert-base"], ["builder"],
+                                                                 3, 1, 4, False)).query)
+    run = _run({"builder": np.zeros(3, np.float32)})
+    add_differences(run, {"mobilenetv2": np.zeros(3, np.float32)})
+    run["config"]["completion"] = {"intervalMs": 0.5}
+    assert 'completion {"intervalMs": 0.5}' in bench_ort.format_tables(run)
+    with pytest.raises(SystemExit):
+        bench_ort.main(["--completion", "true", "--models", "bert-base"])
+
+
+def test_dispatch_issue_rate_is_printed_for_webnn_runtimes():
+    """Back-to-back runs of the WebNN runtimes report how fast the page called dispatch() (median
+    ms between calls, mean ms inside one); runtimes without them (ORT's own EPs) print nothing."""
+    run = _run({"builder": np.zeros(3, np.float32), "webnn-ep": np.zeros(3, np.float32), "jsep": np.zeros(3, np.float32)})
+    run["models"][0]["runtimes"]["builder"]["batch"].update(dispatchIntervalMs=0.2, inDispatchMs=0.05)
+    run["models"][0]["runtimes"]["webnn-ep"]["batch"].update(dispatchIntervalMs=0.61, inDispatchMs=0.123)
+    add_differences(run, {"mobilenetv2": np.zeros(3, np.float32)})
+    text = format_tables(run)
+    assert ("Back to back, one dispatch() call (median interval): builder every 0.20 ms (0.05 in dispatch), "
+            "webnn-ep every 0.61 ms (0.12 in dispatch).") in text
+    assert "jsep every" not in text
+    del run["models"][0]["runtimes"]["builder"]["batch"]["dispatchIntervalMs"]
+    del run["models"][0]["runtimes"]["webnn-ep"]["batch"]["dispatchIntervalMs"]
+    assert "dispatch() call" not in format_tables(run)
+
+
 def test_profile_printout_sorts_steps_and_sums_kernels():
     """--profile: the 10 slowest of all steps with their launch sizes, and the time per kernel."""
     steps = [{"index": i, "name": f"s{i}", "kernel": "matmul_tiled" if i % 2 else "layer_norm",

@@ -79,7 +79,8 @@ const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 let bin = '';
 for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
 return {builds: buildsAfterSession, totalBuilds: counts.builds, dispatchesPerRun, logits: btoa(bin),
-        version: await ortVersion(), steps};
+        version: await ortVersion(), steps, dispatchStarts: counts.dispatchStarts, inDispatchMs: counts.inDispatchMs,
+        dispatches: counts.dispatches};
 """
 
 
@@ -116,6 +117,9 @@ def test_ort_webnn_ep_runs_the_bench_models_on_the_polyfill(webnn_page, server_u
     assert got["version"] == "1.30.0"
     assert got["builds"] == 1 and got["totalBuilds"] == 1, got
     assert got["dispatchesPerRun"] == [1] * RUNS, got
+    # the bench page's dispatch timing (runtimes.js countWebNNCalls): one start per call, in order
+    starts = got["dispatchStarts"]
+    assert len(starts) == got["dispatches"] == RUNS and starts == sorted(starts) and got["inDispatchMs"] > 0, got
     logits = np.frombuffer(base64.b64decode(got["logits"]), "<f4")
     manifest = json.loads((model / "manifest.json").read_text())
     expected = _expected_logits(model)

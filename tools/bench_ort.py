@@ -148,7 +148,7 @@ def reference_output(folder: Path) -> np.ndarray:
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int,
              profile: bool, submit_steps: str | None = None, threads: int = 1,
-             kernel_overrides: str | None = None) -> str:
+             kernel_overrides: str | None = None, completion: str | None = None) -> str:
     """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads); more than
     one thread makes the page cross-origin isolated (``coi=1``: COOP/COEP from the server)."""
     params = {"models": ",".join(models), "runtimes": ",".join(runtimes), "runs": runs, "warmup": warmup,
@@ -159,6 +159,8 @@ def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, w
         params["submitSteps"] = submit_steps
     if kernel_overrides:
         params["kernelOverrides"] = kernel_overrides
+    if completion:
+        params["completion"] = completion
     query = urlencode(params)
     return f"{base_url}/demos/bench-ort/?{query}"
 
@@ -206,13 +208,18 @@ def format_tables(run: dict[str, Any]) -> str:
             lines.append(f"| {label} | {lat['medianMs']:.2f} ({lat['minMs']:.2f}–{lat['maxMs']:.2f}) "
                          f"| {batch['perInferenceMs']:.2f} | {batch['inferencesPerS']:.1f} | {r['setupMs']:.0f} "
                          f"| {calls} | {diff} |")
+        issue = [f"{name} every {r['batch']['dispatchIntervalMs']:.2f} ms ({r['batch']['inDispatchMs']:.2f} in dispatch)"
+                 for name, r in model["runtimes"].items() if "dispatchIntervalMs" in r.get("batch", {})]
+        if issue:
+            lines += ["", "Back to back, one dispatch() call (median interval): " + ", ".join(issue) + "."]
     browser = run.get("browser", "")
     lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
               f"{cfg['batch']} runs then one read; ORT-web {run.get('ortVersion') or '(not loaded)'}; cpu/wasm threads: {cfg.get('threads', 1)}; adapter: "
               f"{adapter_line(run.get('adapter') or {})}"
               + (f" (features: {', '.join(run['adapter']['features'])})" if (run.get('adapter') or {}).get('features') else "") + (f"; Chromium {browser}" if browser else "")
               + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")
-              + (f"; kernelOverrides {json.dumps(cfg['kernelOverrides'])}" if cfg.get("kernelOverrides") else "")]
+              + (f"; kernelOverrides {json.dumps(cfg['kernelOverrides'])}" if cfg.get("kernelOverrides") else "")
+              + (f"; completion {json.dumps(cfg['completion'])}" if cfg.get("completion") else "")]
     return "\n".join(lines).lstrip("\n")
 
 
@@ -261,7 +268,7 @@ def update_readme(run: dict[str, Any], readme: Path = README) -> None:
 
 def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int, profile: bool,
           timeout_s: float, launches: int = 3, submit_steps: str | None = None, threads: int = 1,
-          kernel_overrides: str | None = None) -> dict[str, Any]:
+          kernel_overrides: str | None = None, completion: str | None = None) -> dict[str, Any]:
     """Run the page once in a fresh headless browser (retrying a missing adapter); returns its
     ``window.lastRun`` plus ``browser`` and ``wallSeconds``."""
     from playwright.sync_api import sync_playwright
@@ -271,7 +278,7 @@ def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch:
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
         return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps, threads,
-                                                     kernel_overrides),
+                                                     kernel_overrides, completion),
                                  timeout_s, launches, "bench")
 
 
@@ -307,13 +314,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernel-overrides", metavar="JSON",
                         help="merge this object into every polyfill context's kernelOverrides slot "
                              "(e.g. '{\"attention\": false}'), a measuring knob")
+    parser.add_argument("--completion", metavar="JSON",
+                        help="assign this object to the settings of every polyfill context's completion slot "
+                             "(gpu/completion.js, e.g. '{\"enabled\": false}'), a measuring knob")
     args = parser.parse_args(argv)
-    if args.kernel_overrides:
-        try:
-            if not isinstance(json.loads(args.kernel_overrides), dict):
-                raise ValueError
-        except ValueError:
-            parser.error(f"--kernel-overrides takes a JSON object; got {args.kernel_overrides!r}")
+    for option in ("kernel_overrides", "completion"):
+        value = getattr(args, option)
+        if value:
+            try:
+                if not isinstance(json.loads(value), dict):
+                    raise ValueError
+            except ValueError:
+                parser.error(f"--{option.replace('_', '-')} takes a JSON object; got {value!r}")
     if args.readme is not None:
         source = Path(args.readme) if args.readme else args.out
         update_readme(json.loads(source.read_text(encoding="utf-8")))
@@ -332,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")
         references = {name: reference_output(prepare_model(name)) for name in models}
         run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches,
-                    args.submit_steps, args.threads, args.kernel_overrides)
+                    args.submit_steps, args.threads, args.kernel_overrides, args.completion)
     except Exception as exc:  # noqa: BLE001 - report any failure as exit status 2
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

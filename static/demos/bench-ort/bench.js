@@ -7,11 +7,14 @@
  * of our builder path with its mean ms, through /polyfill/profiling.js when that module exists), submitSteps (a
  * measuring knob: every context the page or ORT creates gets this submitSteps slot, a number or
  * 'doubling', see /polyfill/compile/plan.js; polyfill only), kernelOverrides (JSON, merged into
- * the kernelOverrides slot of every such context, e.g. {"attention":false}; polyfill only).
+ * the kernelOverrides slot of every such context, e.g. {"attention":false}; polyfill only),
+ * completion (JSON, assigned to the settings of every such context's completion slot,
+ * /polyfill/gpu/completion.js, e.g. {"enabled":false}; polyfill only).
  * Each model folder /models/<name>/ holds manifest.json, weights.bin, model.onnx and input.bin
  * (tools/bench_models.py, tools/bench_ort.py). Sets `window.lastRun` = {adapter, implementation,
  * ortVersion, config, models: [{model, inputShape, outputShape, runtimes: {<runtime>: {setupMs,
- * latency: {medianMs, minMs, maxMs, timesMs}, batch: {n, totalMs, perInferenceMs, inferencesPerS},
+ * latency: {medianMs, minMs, maxMs, timesMs}, batch: {n, totalMs, perInferenceMs, inferencesPerS,
+ * dispatchIntervalMs, inDispatchMs (WebNN runtimes)},
  * calls: {builds, dispatchesPerRun, gpuSteps (polyfill runtimes: GPU dispatches per run, the steps
  * of the graphs built)}, output: base64 float32} | {error}}, profile}]}; adapter includes its
  * features and, where the adapter has them, its subgroup-matrix configurations,
@@ -114,11 +117,20 @@ async function benchModel(name, runtimes, config, counts) {
     }
   }
   for (const r of live) {
+    const starts = counts.dispatchStarts.length;
+    const inDispatch = counts.inDispatchMs;
     const totalMs = await r.runBatch(input, config.batch);
     const res = results[r.name];
     res.latency = stats(times.get(r));
     res.batch = {n: config.batch, totalMs, perInferenceMs: totalMs / config.batch,
       inferencesPerS: 1000 * config.batch / totalMs};
+    // WebNN runtimes: how fast the page issued the batch (median ms between two dispatch calls)
+    // and the mean ms spent inside one dispatch(), against perInferenceMs
+    const issued = counts.dispatchStarts.slice(starts);
+    if (issued.length > 1) {
+      res.batch.dispatchIntervalMs = median(issued.slice(1).map((t, i) => t - issued[i]));
+      res.batch.inDispatchMs = (counts.inDispatchMs - inDispatch) / issued.length;
+    }
     res.calls.dispatchesPerRun = Math.max(...dispatches.get(r));
     const out = outputs.get(r);
     res.output = toBase64(new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
@@ -148,9 +160,11 @@ async function main() {
   const {implementation} = await ready;
   const submitSteps = params.get('submitSteps');
   const kernelOverrides = params.get('kernelOverrides');
+  const completion = params.get('completion');
   if (submitSteps) config.submitSteps = submitSteps;
   if (kernelOverrides) config.kernelOverrides = JSON.parse(kernelOverrides);
-  if (submitSteps || kernelOverrides) {
+  if (completion) config.completion = JSON.parse(completion);
+  if (submitSteps || kernelOverrides || completion) {
     const {contextSlots} = await import('/polyfill/context.js');
     const create = navigator.ml.createContext.bind(navigator.ml);
     navigator.ml.createContext = async (...args) => {
@@ -158,6 +172,7 @@ async function main() {
       const slots = contextSlots(context);
       if (submitSteps) slots.submitSteps = submitSteps === 'doubling' ? submitSteps : Number(submitSteps);
       if (kernelOverrides) slots.kernelOverrides = {...slots.kernelOverrides, ...config.kernelOverrides};
+      if (completion) Object.assign(slots.completion, config.completion);
       return context;
     };
   }

@@ -61,16 +61,27 @@ export async function ortVersion(runtime = 'jsep') {
 
 /**
  * Wraps MLGraphBuilder.prototype.build and MLContext.prototype.dispatch (once per page) to count
- * calls; call it after the polyfill is ready and before ORT loads.
- * @returns {{builds: number, dispatches: number}} live counters
+ * calls and time the dispatches; call it after the polyfill is ready and before ORT loads.
+ * @returns {{builds: number, dispatches: number, dispatchStarts: number[], inDispatchMs: number}}
+ *   live counters: dispatchStarts the performance.now() (ms) of every dispatch call, inDispatchMs
+ *   the total time spent inside dispatch()
  */
 export function countWebNNCalls() {
   if (globalThis.__webnnCallCounts) return globalThis.__webnnCallCounts;
-  const counts = {builds: 0, dispatches: 0};
+  const counts = {builds: 0, dispatches: 0, dispatchStarts: [], inDispatchMs: 0};
   const build = MLGraphBuilder.prototype.build;
   const dispatch = MLContext.prototype.dispatch;
   MLGraphBuilder.prototype.build = function (...args) { counts.builds++; return build.apply(this, args); };
-  MLContext.prototype.dispatch = function (...args) { counts.dispatches++; return dispatch.apply(this, args); };
+  MLContext.prototype.dispatch = function (...args) {
+    counts.dispatches++;
+    const t = performance.now();
+    counts.dispatchStarts.push(t);
+    try {
+      return dispatch.apply(this, args);
+    } finally {
+      counts.inDispatchMs += performance.now() - t;
+    }
+  };
   globalThis.__webnnCallCounts = counts;
   return counts;
 }
