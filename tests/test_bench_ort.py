@@ -128,12 +128,12 @@ def test_dispatch_issue_rate_is_printed_for_webnn_runtimes():
     run["models"][0]["runtimes"]["webnn-ep"]["batch"].update(dispatchIntervalMs=0.61, inDispatchMs=0.123)
     add_differences(run, {"mobilenetv2": np.zeros(3, np.float32)})
     text = format_tables(run)
-    assert ("Back to back, one dispatch() call (median interval): builder every 0.20 ms (0.05 in dispatch), "
-            "webnn-ep every 0.61 ms (0.12 in dispatch).") in text
+    assert ("Back to back, the page called dispatch() (median interval): builder every 0.20 ms (mean 0.05 ms "
+            "inside it), webnn-ep every 0.61 ms (mean 0.12 ms inside it).") in text
     assert "jsep every" not in text
     del run["models"][0]["runtimes"]["builder"]["batch"]["dispatchIntervalMs"]
     del run["models"][0]["runtimes"]["webnn-ep"]["batch"]["dispatchIntervalMs"]
-    assert "dispatch() call" not in format_tables(run)
+    assert "called dispatch()" not in format_tables(run)
 
 
 def test_profile_printout_sorts_steps_and_sums_kernels():

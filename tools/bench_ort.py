@@ -208,10 +208,10 @@ def format_tables(run: dict[str, Any]) -> str:
             lines.append(f"| {label} | {lat['medianMs']:.2f} ({lat['minMs']:.2f}–{lat['maxMs']:.2f}) "
                          f"| {batch['perInferenceMs']:.2f} | {batch['inferencesPerS']:.1f} | {r['setupMs']:.0f} "
                          f"| {calls} | {diff} |")
-        issue = [f"{name} every {r['batch']['dispatchIntervalMs']:.2f} ms ({r['batch']['inDispatchMs']:.2f} in dispatch)"
+        issue = [f"{name} every {r['batch']['dispatchIntervalMs']:.2f} ms (mean {r['batch']['inDispatchMs']:.2f} ms inside it)"
                  for name, r in model["runtimes"].items() if "dispatchIntervalMs" in r.get("batch", {})]
         if issue:
-            lines += ["", "Back to back, one dispatch() call (median interval): " + ", ".join(issue) + "."]
+            lines += ["", "Back to back, the page called dispatch() (median interval): " + ", ".join(issue) + "."]
     browser = run.get("browser", "")
     lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
               f"{cfg['batch']} runs then one read; ORT-web {run.get('ortVersion') or '(not loaded)'}; cpu/wasm threads: {cfg.get('threads', 1)}; adapter: "
