@@ -230,6 +230,52 @@ def test_plan_split_into_several_submits_computes_the_same(webnn_page, server_ur
         np.testing.assert_allclose(np.array(r[k]["out"]).reshape(1, 5, 9, 7), want, rtol=1e-5, atol=1e-5)
 
 
+def test_idle_queue_splits_the_submit(webnn_page, server_url):
+    """By default (``submitSteps`` unset) a dispatch onto a queue with none of our work outstanding
+    is submitted in command buffers of 4, 8, 16... steps on hardware adapters (forced here), so the
+    GPU starts while the rest is recorded; one right behind another (the queue busy, as back to
+    back) is one command buffer; a software adapter, or a submitSteps number, gives one too. The
+    values are the same every way: six chained element-wise ops, each a graph output (six steps)."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext();
+      const s = contextSlots(context);
+      const c = s.completion;
+      const b = new MLGraphBuilder(context);
+      let v = b.input('x', {dataType: 'float32', shape: [4, 5]});
+      const outs = {};
+      for (const [i, op] of ['neg', 'exp', 'sqrt', 'log', 'abs', 'neg'].entries()) { v = b[op](v); outs['y' + i] = v; }
+      const graph = await b.build(outs);
+      const xt = await context.createTensor({dataType: 'float32', shape: [4, 5], writable: true});
+      const ts = {};
+      for (const k of Object.keys(outs)) ts[k] = await context.createTensor({dataType: 'float32', shape: [4, 5], readable: true});
+      context.writeTensor(xt, Float32Array.from({length: 20}, (_, i) => (i - 9.5) / 4));
+      const submit = GPUQueue.prototype.submit;
+      let counted = 0;
+      GPUQueue.prototype.submit = function (buffers) { if (buffers.length) counted++; return submit.apply(this, arguments); };
+      const submits = () => { counted = 0; context.dispatch(graph, {x: xt}, ts); return counted; };
+      const read = async () => Array.from(new Float32Array(await context.readTensor(ts.y5)));
+      const software = submits();
+      const plain = await read();
+      c.hardware = true;
+      await settle(c);
+      const idle = submits();
+      const busy = submits();
+      const both = await read();
+      await settle(c);
+      s.submitSteps = 1e9;
+      const forced = submits();
+      s.submitSteps = undefined;
+      await settle(c);
+      GPUQueue.prototype.submit = submit;
+      return {software, idle, busy, forced, plain, both};
+    """)
+    assert r["software"] == 1 and r["idle"] == 2 and r["busy"] == 1 and r["forced"] == 1, r
+    x = (np.arange(20) - 9.5) / 4
+    want = -np.abs(np.log(np.sqrt(np.exp(-x))))
+    np.testing.assert_allclose(r["plain"], want, rtol=1e-5, atol=1e-6)
+    assert r["both"] == r["plain"]
+
+
 def test_interval_spaces_the_nudges(webnn_page, server_url):
     """``intervalMs`` (0.25 ms by default; tools/bench_readback.py --intervals measures others):
     the loop still runs, but sends a nudge only when that long has passed since the previous one:
