@@ -165,13 +165,18 @@ def test_attention_is_one_step(webnn_page, server_url):
     kernelOverrides.attention), matmul -> scale [-> mask] -> softmax -> matmul is one step listing
     all its operators (the views around it included); with the softmax also a graph output, or a
     head size over the kernel's 64, it stays three. Unfused (the default on software adapters)
-    it is three steps."""
-    cases = {c["name"].split("/attention/")[-1]: c for c in transformer_cases.graph_cases()
-             if "/attention/" in c["name"] and c["dataType"] == "float32"}
-    default = _case_steps(webnn_page, server_url, [cases["div-mask-softmax"]])
-    assert default[cases["div-mask-softmax"]["name"]] == [["matmul", "div", "add"], ["softmax"], ["matmul"]], default
-    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
-    got = {name: steps[c["name"]] for name, c in cases.items()}
+    it is three steps. Q, K and V projections (matmul + bias of one A) are one product whose
+    column ranges the attention step reads in place; sibling products that are graph outputs are
+    copied out. The same build computes the values of all the attention and sibling cases (masks
+    with -Inf entries and rows, +Inf, NaN; float32 and float16; broadcast V; 300-key rows) through
+    the fused step against float64 NumPy (test_conformance runs them unfused, the default)."""
+    cases = [c for c in transformer_cases.graph_cases() if "/attention/" in c["name"] or "/siblings/" in c["name"]]
+    f32 = {c["name"].split("/", 2)[-1]: c for c in cases if c["dataType"] == "float32"}
+    default = _case_steps(webnn_page, server_url, [f32["attention/div-mask-softmax"]])
+    assert default[f32["attention/div-mask-softmax"]["name"]] == [["matmul", "div", "add"], ["softmax"], ["matmul"]], default
+    results = run_cases(webnn_page, server_url, cases, {"attention": True}, steps=True)
+    steps = {r["name"]: r["steps"] for r in results}
+    got = {name.split("/", 1)[-1]: steps[c["name"]] for name, c in f32.items()}
     assert got["div-mask-softmax"] == [["matmul", "div", "add", "softmax", "matmul"]], got
     assert got["bert-views"] == [["matmul", "div", "softmax", "matmul", "transpose",
                                   "transpose", "transpose", "transpose"]], got
@@ -181,6 +186,10 @@ def test_attention_is_one_step(webnn_page, server_url):
         assert got[name] == [["matmul", "mul", "add", "softmax", "matmul"]], got
     assert got["head-80-unfused"] == [["matmul", "mul", "add"], ["softmax"], ["matmul"]], got
     assert got["unfused/softmax-is-output"] == [["matmul"], ["softmax"], ["matmul"]], got
+    assert got["qkv-attention"] == [["matmul", "add", "reshape"] * 3,
+                                    ["matmul", "div", "softmax", "matmul", "transpose"] + ["transpose"] * 3], got
+    assert got["outputs-no-bias"] == [["matmul", "matmul"], ["matmul"], ["matmul"]], got
+    assert_all_pass(results)
 
 
 def _scores_sibling_cases():
@@ -308,26 +317,6 @@ def test_fused_attention_edge_values(webnn_page, server_url):
     folded = next(r for r in results if r["name"].endswith("/edge-301-heads-folded"))
     assert folded["grids"] == [[16, 10, 2]], folded["grids"]
     assert_all_pass(results)
-
-
-def test_siblings_are_one_product(webnn_page, server_url):
-    """Q, K and V projections (matmul + bias of one A) are one product whose column ranges the
-    attention step reads in place; sibling products that are graph outputs are copied out."""
-    cases = {c["name"].split("/siblings/")[-1]: c for c in transformer_cases.graph_cases()
-             if "/siblings/" in c["name"] and c["dataType"] == "float32"}
-    steps = _case_steps(webnn_page, server_url, list(cases.values()), {"attention": True})
-    got = {name: steps[c["name"]] for name, c in cases.items()}
-    assert got["qkv-attention"] == [["matmul", "add", "reshape"] * 3,
-                                    ["matmul", "div", "softmax", "matmul", "transpose"] + ["transpose"] * 3], got
-    assert got["outputs-no-bias"] == [["matmul", "matmul"], ["matmul"], ["matmul"]], got
-
-
-def test_fused_attention_values(webnn_page, server_url):
-    """The attention and sibling cases (masks with -Inf entries and rows, +Inf, NaN; float32 and
-    float16; broadcast V; 300-key rows) through the fused attention step against float64 NumPy
-    (test_conformance runs the same cases unfused, the default)."""
-    cases = [c for c in transformer_cases.graph_cases() if "/attention/" in c["name"] or "/siblings/" in c["name"]]
-    assert_all_pass(run_cases(webnn_page, server_url, cases, {"attention": True}))
 
 
 @pytest.mark.parametrize("kernel", ["tiled", "tiled128", "gemv"])
