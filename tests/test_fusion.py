@@ -22,6 +22,9 @@ from tests.conformance.family_helpers import assert_all_pass, run_cases
 from tests.graph_runner import open_harness
 from tools import bench_models
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 _MODEL_STEPS_JS = """
 async ([name, overrides]) => {
   const {addToBuilder} = await import('/harness/graph_json.js');

@@ -20,6 +20,9 @@ from tests.graph_runner import open_harness
 from tests.reference.ops import gemm, matmul
 from tests.tolerance import assert_ulp
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 
 _TILED_SKIP = re.compile(r"/(1x1x1|2x3x4|13x17x3|3x40x2|5x7x9)-aT(0-bT[01]|1-bT0)$|\]-1x40x9$"
                          r"|c-(1x1|1|scalar|6x1|10)(-alpha-beta)?$|skinny-(2x1x33|1x5x1|100x37x1)")

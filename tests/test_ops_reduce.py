@@ -16,6 +16,9 @@ from tests.graph_batch import run_graphs, run_on_context
 from tests.reference.reduce import argMax, cumulativeSum, reduce
 from tests.tolerance import assert_exact, assert_ulp
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 GROUPS = {
     "reduce-float": lambda c: c["op"].startswith("reduce") and c["dataType"] == "float32",
     "reduce-int": lambda c: c["op"].startswith("reduce") and c["dataType"] != "float32",

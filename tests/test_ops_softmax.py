@@ -15,6 +15,9 @@ from tests.graph_batch import run_graphs, run_on_context
 from tests.reference.ops import softmax
 from tests.tolerance import assert_ulp
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 
 @pytest.mark.parametrize("kernel", ["invocation", "workgroup"])
 def test_graph_cases(webnn_page, server_url, kernel):

@@ -19,6 +19,9 @@ from tests.graph_runner import decode_tensor, encode_tensor
 from tests.reference.normalization import instanceNormalization, layerNormalization
 from tests.reference.ops import conv2d, gemm, matmul
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 #: the tiled kernel split along K in 3 ranges
 SPLIT3 = {"matmul": "tiled", "splitK": 3}
 
