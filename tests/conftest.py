@@ -7,7 +7,12 @@ Fixtures:
     webnn_page    function: pytest-playwright's ``page`` with a default timeout fit for
                   SwiftShader, whose browser console errors and page errors (uncaught
                   exceptions, unhandled rejections) FAIL the test. Opt out with
-                  ``@pytest.mark.allow_console_errors``.
+                  ``@pytest.mark.allow_console_errors``. In a module marked
+                  ``pytestmark = pytest.mark.shared_page`` its tests share one page (and
+                  browser context), which stays on the page the last test left it at: a
+                  test that only runs JS on the harness skips a new context, page and
+                  harness load (about 1 s each on SwiftShader); after a failed test the
+                  next one gets a fresh page.
 
 The browser (one per session) is launched with ``tools.chromium.launch_options()``:
 chosen by ``tools.chromium.find_chromium`` (``$WEBNN_CHROMIUM``, else a system
@@ -35,8 +40,10 @@ from tools.chromium import launch_options
 DEFAULT_TIMEOUT_MS = int(os.environ.get("WEBNN_TEST_TIMEOUT_MS", "120000"))
 
 ALLOW_CONSOLE_ERRORS = "allow_console_errors"
+SHARED_PAGE = "shared_page"
 _WATCHER_KEY = pytest.StashKey["ConsoleWatcher"]()
 _FAILED_ON_CONSOLE_KEY = pytest.StashKey[bool]()
+_FIRST_ERROR_KEY = pytest.StashKey[int]()  # the watcher's errors before the test began (a shared page's)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,6 +52,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{ALLOW_CONSOLE_ERRORS}: browser console errors and page errors do not fail this test "
         "(for tests that provoke them on purpose)",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{SHARED_PAGE}: the module's tests share one webnn_page (for modules whose tests only run JS "
+        "on the harness, each on MLContexts of its own that it destroys; see webnn_page)",
     )
 
 
@@ -129,30 +141,91 @@ def _format_errors(errors: list[str]) -> str:
             f"(mark the test @pytest.mark.{ALLOW_CONSOLE_ERRORS} if they are expected):\n{shown}{more}")
 
 
-@pytest.fixture
-def webnn_page(page, request: pytest.FixtureRequest, output_path: str):
-    """pytest-playwright's ``page``, failing the test on browser console errors.
-
-    The default timeout is ``DEFAULT_TIMEOUT_MS``. Errors seen while the test runs
-    fail its call phase; errors that arrive afterwards fail its teardown. Unless the
-    test is marked ``allow_console_errors``.
-    """
+def _prepare(page) -> ConsoleWatcher:
+    """Set ``page``'s timeouts and polyfill options; return its console watcher."""
     page.set_default_timeout(DEFAULT_TIMEOUT_MS)
     page.set_default_navigation_timeout(DEFAULT_TIMEOUT_MS)
     # This machine's adapter is SwiftShader, where createContext() would pick the CPU context
     # (ml.js): the suite tests the WebGPU path unless a test asks for deviceType 'cpu'.
     page.add_init_script("globalThis.webnnPolyfillOptions = {deviceType: 'gpu'};")
-    watcher = ConsoleWatcher(page)
+    return ConsoleWatcher(page)
+
+
+class SharedPage:
+    """One browser context and page for the tests of a ``shared_page`` module, opened on first
+    use and again after a test failed or the page crashed or closed (so a failure does not leak
+    into the next test)."""
+
+    def __init__(self, browser, context_args: dict) -> None:
+        self.browser = browser
+        self.context_args = context_args
+        self.context = None
+        self.page = None
+        self.watcher: ConsoleWatcher | None = None
+        self.crashed = False
+
+    def acquire(self):
+        """The page and its watcher, a fresh pair when there is none or the last one is unusable."""
+        if self.page is None or self.page.is_closed() or self.crashed:
+            self.discard()
+            self.context = self.browser.new_context(**self.context_args)
+            self.page = self.context.new_page()
+            self.watcher = _prepare(self.page)
+            self.crashed = False
+            self.page.on("crash", lambda _page: setattr(self, "crashed", True))
+        return self.page, self.watcher
+
+    def discard(self) -> None:
+        """Close the context; the next acquire() opens a new one."""
+        if self.context is not None:
+            try:
+                self.context.close()
+            except Exception:  # the browser may be gone already
+                pass
+        self.context = self.page = self.watcher = None
+
+
+@pytest.fixture(scope="module")
+def _module_page(browser, browser_context_args: dict) -> Iterator[SharedPage]:
+    """The shared page of a ``shared_page`` module (see webnn_page)."""
+    shared = SharedPage(browser, browser_context_args)
+    yield shared
+    shared.discard()
+
+
+@pytest.fixture
+def webnn_page(request: pytest.FixtureRequest, output_path: str, browser_name: str):
+    """pytest-playwright's ``page``, failing the test on browser console errors.
+
+    The default timeout is ``DEFAULT_TIMEOUT_MS``. Errors seen while the test runs
+    fail its call phase; errors that arrive afterwards fail its teardown. Unless the
+    test is marked ``allow_console_errors``. In a ``shared_page`` module, the module's
+    page (``SharedPage``) instead of a new one; the console log written on failure is
+    then the part of the page's log since the test began. (``browser_name``: so that
+    pytest-playwright parametrizes the test by browser, ``test_x[chromium-...]``, either way.)
+    """
+    shared = request.getfixturevalue("_module_page") if request.node.get_closest_marker(SHARED_PAGE) else None
+    if shared is not None:
+        page, watcher = shared.acquire()
+    else:
+        page = request.getfixturevalue("page")
+        watcher = _prepare(page)
+    first_line = len(watcher.log)
     request.node.stash[_WATCHER_KEY] = watcher
+    request.node.stash[_FIRST_ERROR_KEY] = len(watcher.errors)
     yield page
     watcher.flush()
     rep_call = getattr(request.node, "rep_call", None)
     allowed = request.node.get_closest_marker(ALLOW_CONSOLE_ERRORS) is not None
-    late = [] if allowed else watcher.take_new_errors()
-    if (rep_call is None or rep_call.failed or late) and watcher.log:
+    new_errors = watcher.take_new_errors()
+    late = [] if allowed else new_errors
+    log = watcher.log[first_line:]
+    if (rep_call is None or rep_call.failed or late) and log:
         folder = Path(output_path)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "console.log").write_text("\n".join(watcher.log) + "\n", encoding="utf-8")
+        (folder / "console.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+    if shared is not None and (rep_call is None or rep_call.failed or late):
+        shared.discard()
     if late:
         pytest.fail(_format_errors(late), pytrace=False)
 
@@ -178,5 +251,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     watcher = item.stash.get(_WATCHER_KEY, None)
     if (watcher is not None and report.failed and watcher.errors and report.when == "call"
             and not item.stash.get(_FAILED_ON_CONSOLE_KEY, False)):
-        report.sections.append(("browser console errors", "\n".join(watcher.errors)))
+        report.sections.append(("browser console errors",
+                                "\n".join(watcher.errors[item.stash.get(_FIRST_ERROR_KEY, 0):])))
     return report

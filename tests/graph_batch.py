@@ -8,6 +8,12 @@ tests build their cases as data and run them together::
 
 and validation cases (JS that must throw) with :func:`expect_errors`; JS that needs a context of
 its own (with forced kernels, say) runs through :func:`run_on_context`.
+
+Folded dispatch grids (more workgroups than one grid dimension takes) are tested end to end at the
+device's own limit of 65,535 by tests/test_api.py and the element-wise and movement tests; the
+kernels that compute their own (batch, row) from the folded index run on a context whose device
+reports a small limit (``workgroup_limit``, :data:`LIMIT_WORKGROUPS_JS`), so that a few hundred
+workgroups fold the grid in 2-D or 3-D instead of 70,000 (tens of seconds on SwiftShader).
 """
 
 from __future__ import annotations
@@ -20,6 +26,19 @@ from typing import Any
 import numpy as np
 
 from tests.graph_runner import GraphError, decode_tensor, encode_tensor, open_harness
+
+#: JS function ``(context, limit) => void``: the context's GPUDevice reports ``limit`` as its
+#: ``maxComputeWorkgroupsPerDimension`` from now on (an own ``limits`` property shadowing the
+#: prototype's getter; every other limit is the device's), so that compile/lowering.js folds the
+#: grid of any step of more than ``limit`` workgroups (gpu/wgsl.js foldWorkgroups, the same code
+#: as at the real limit). Only graphs built afterwards see it.
+LIMIT_WORKGROUPS_JS = """(context, limit, contextSlots) => {
+  const device = contextSlots(context).device;
+  const real = device.limits;
+  Object.defineProperty(device, 'limits', {configurable: true, value: new Proxy(real, {
+    get: (target, key) => (key === 'maxComputeWorkgroupsPerDimension' ? limit : target[key]),
+  })});
+}"""
 
 _RUN_MANY_JS = """
 async (casesJson) => {
@@ -65,19 +84,18 @@ async (snippets) => {
 
 
 _ON_CONTEXT_JS = """
-async ([js, arg, kernelOverrides]) => {
+async ([js, arg, kernelOverrides, workgroupLimit]) => {
+  const {contextSlots} = await import('/polyfill/context.js');
   const context = await navigator.ml.createContext();
-  if (kernelOverrides) {
-    const {contextSlots} = await import('/polyfill/context.js');
-    contextSlots(context).kernelOverrides = kernelOverrides;
-  }
+  if (kernelOverrides) contextSlots(context).kernelOverrides = kernelOverrides;
+  if (workgroupLimit) (LIMIT_WORKGROUPS_JS)(context, workgroupLimit, contextSlots);
   try {
     return await (0, eval)(js)(context, arg);
   } finally {
     context.destroy();
   }
 }
-"""
+""".replace("LIMIT_WORKGROUPS_JS", LIMIT_WORKGROUPS_JS)
 
 
 def run_graphs(page, base_url: str,
@@ -112,12 +130,14 @@ def expect_errors(page, base_url: str, snippets: Sequence[str]) -> list[dict[str
 
 
 def run_on_context(page, base_url: str, js: str, arg: Any = None,
-                   kernel_overrides: Mapping[str, str] | None = None) -> Any:
+                   kernel_overrides: Mapping[str, str] | None = None, workgroup_limit: int | None = None) -> Any:
     """Run the JS function ``js``, ``async (context, arg) => ...``, on a fresh MLContext whose
-    ``kernelOverrides`` slot is ``kernel_overrides`` (e.g. ``{"rows": "workgroup"}``), destroyed
-    afterwards; returns what the function returns (JSON-serialisable)."""
+    ``kernelOverrides`` slot is ``kernel_overrides`` (e.g. ``{"rows": "workgroup"}``) and whose
+    device reports ``workgroup_limit`` workgroups per grid dimension (:data:`LIMIT_WORKGROUPS_JS`;
+    None: its own 65,535), destroyed afterwards; returns what the function returns
+    (JSON-serialisable)."""
     open_harness(page, base_url)
-    return page.evaluate(_ON_CONTEXT_JS, [js, arg, kernel_overrides])
+    return page.evaluate(_ON_CONTEXT_JS, [js, arg, kernel_overrides, workgroup_limit])
 
 
 # ------------------------------------------------------------ op-family test helpers

@@ -9,6 +9,9 @@ import pytest
 
 from tests.graph_runner import open_harness, run_js
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 #: Chromium 156's own property names per interface prototype, read with Object.getOwnPropertyNames.
 #: A copy lives in the repository so a clone runs on its own; the project's reference copy
 #: (shared/reference/ beside the repository, where it exists) must equal it.

@@ -119,3 +119,38 @@ def test_console_errors_fail_the_test(pytester, monkeypatch):
     console_log = next(results.glob("*console-error-fails*")) / "console.log"
     assert "boom from console" in console_log.read_text()
     assert list(console_log.parent.glob("*.png")), "no screenshot kept for the failed test"
+
+
+SHARED_INNER_TESTS = "pytestmark = pytest.mark.shared_page\n" + INNER_TESTS.replace("import pytest\n", "", 1) + '''
+
+def test_sets_a_mark(webnn_page, server_url):
+    webnn_page.goto(server_url + "/")
+    webnn_page.evaluate("() => { window.sharedMark = 7; }")
+
+def test_sees_the_mark(webnn_page):
+    assert webnn_page.evaluate("() => window.sharedMark") == 7
+'''
+SHARED_INNER_TESTS = "import pytest\n" + SHARED_INNER_TESTS
+
+
+def test_console_errors_fail_the_test_on_a_shared_page(pytester, monkeypatch):
+    """The same inner tests in a shared_page module (conftest.py SharedPage): the same 4 fail
+    with their own errors, the marked test's errors reach no other test, each failed test's
+    console.log holds its own lines only, and the page is reused (a global one test set is
+    seen by the next)."""
+    pytester.makeconftest('pytest_plugins = ["tests.conftest"]\n')
+    pytester.makepyfile(test_inner=SHARED_INNER_TESTS)
+    pytester.makeini(textwrap.dedent("""
+        [pytest]
+        addopts = -p no:cacheprovider
+    """))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    result = pytester.runpytest_subprocess("--output", str(pytester.path / "results"), timeout=300)
+    result.assert_outcomes(passed=4, failed=4)
+    out = result.stdout.str()
+    for needle in ("boom from console", "boom uncaught", "boom rejected", "no-such-module.js"):
+        assert needle in out, needle
+    assert "expected boom" not in out
+    results = pytester.path / "results"
+    console_log = (next(results.glob("*console-error-fails*")) / "console.log").read_text()
+    assert "boom from console" in console_log and "boom uncaught" not in console_log, console_log

@@ -17,7 +17,12 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.graph_runner import open_harness, run_js
+
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "static/conformance/cases"

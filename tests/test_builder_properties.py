@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 
 from tests.graph_runner import open_harness
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8")
 BINARY = ("add", "sub", "mul", "div", "max", "min", "pow")
 LOGICAL = ("equal", "notEqual", "greater", "greaterOrEqual", "lesser", "lesserOrEqual")

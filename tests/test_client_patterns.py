@@ -12,10 +12,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from tests.graph_runner import run_js
 from tests.reference import recurrent as recurrent_ref
 from tests.tolerance import assert_abs, assert_exact
+
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
 
 #: float32 unit roundoff
 EPS32 = 2.0 ** -24

@@ -14,6 +14,9 @@ from tests.conformance.encode import canonical_nans
 from tests.conformance.generate import OUT_DIR, collect, render, stale_files
 from tests.conformance.staleness import differences
 
+# the tests run JS on the conformance page, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 INDEX = json.loads((OUT_DIR / "index.json").read_text()) if (OUT_DIR / "index.json").exists() else {"families": []}
 
 
@@ -106,8 +109,13 @@ def test_nan_of_either_sign_is_written_and_compared_as_one_nan():
     assert differences({"expected": {"y": zeros[0]}}, {"expected": {"y": zeros[1]}}), "±0 must match exactly"
 
 
+CONFORMANCE_PAGE = "/conformance/?autorun=0"
+
+
 def _open(page):
-    page.goto("/conformance/?autorun=0")
+    """The conformance page without its automatic run, loaded unless the (shared) page is on it."""
+    if not page.url.endswith(CONFORMANCE_PAGE):
+        page.goto(CONFORMANCE_PAGE)
     page.wait_for_function("() => typeof window.runConformance === 'function'")
 
 
@@ -195,7 +203,7 @@ async ([a, e, dataType, tolerance]) => {
 ])
 def test_comparator(webnn_page, actual, expected, data_type, tolerance, passes, worst):
     """The in-browser comparator fails what it must (a comparator that cannot fail is a defect)."""
-    webnn_page.goto("/conformance/?autorun=0")
+    _open(webnn_page)
     r = webnn_page.evaluate(COMPARE_JS, [actual, expected, data_type, tolerance])
     assert r["pass"] is passes
     if worst is not None:

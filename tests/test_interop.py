@@ -15,6 +15,9 @@ import pytest
 
 from tests.graph_runner import run_js
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 # Helpers prefixed to every JS body below.
 HELPERS = """
 const appDevice = async () => {

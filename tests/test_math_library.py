@@ -32,6 +32,9 @@ from tests.reference.normalization import instanceNormalization, layerNormalizat
 from tests.reference.ops import softmax
 from tests.reference.recurrent import gru, gruCell, lstm, lstmCell
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 ROOT = Path(__file__).resolve().parent.parent / "static" / "polyfill"
 MATH_JS = "gpu/math.js"
 #: Modules allowed to hold float bit tests: the library itself and the int64 emulation.

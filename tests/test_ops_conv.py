@@ -21,6 +21,9 @@ from tests.graph_runner import open_harness
 from tests.reference.ops import clamp, conv2d
 from tests.tolerance import assert_ulp
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 
 @pytest.mark.parametrize("op", ["conv2d", "convTranspose2d"])
 def test_graph_cases(webnn_page, server_url, op):

@@ -17,6 +17,9 @@ from tests.graph_runner import GraphError, open_harness
 from tests.reference import elementwise as ref
 from tests.tolerance import assert_abs, assert_exact, assert_ulp, ulp_distance
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 F32_TINY = np.float32(2.0 ** -126)
 
 

@@ -6,9 +6,13 @@ scatter targets (last update wins), and the spec's validation errors.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.graph_batch import check_all, check_errors, data, inp, op_graph, typed_rows
 from tests.reference import movement as ref
+
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
 
 INDEX_TYPES = ["int32", "uint32", "int64"]
 INDEX_NP = {"int32": np.int32, "uint32": np.uint32, "int64": np.int64}

@@ -10,10 +10,14 @@ import base64
 import itertools
 
 import numpy as np
+import pytest
 
 from tests.graph_batch import ALL_TYPES
 from tests.graph_batch import NP, check_all, check_errors, data, dtype_name, inp, single, typed_rows
 from tests.reference import movement as ref
+
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
 
 # ----------------------------------------------------------------------------- reshape
 

@@ -12,6 +12,9 @@ import pytest
 from tests.conformance.cases import normalization as norm_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 
 @pytest.mark.parametrize("kernel", ["invocation", "workgroup"])
 @pytest.mark.parametrize("op", ["batchNormalization", "instanceNormalization", "layerNormalization"])

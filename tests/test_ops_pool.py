@@ -18,6 +18,9 @@ from tests.graph_runner import open_harness
 from tests.reference.ops import averagePool2d
 from tests.tolerance import assert_ulp
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 
 @pytest.mark.parametrize("ops", [("averagePool2d", "l2Pool2d", "maxPool2d"), ("resample2d",)], ids=["pool2d", "resample2d"])
 def test_graph_cases(webnn_page, server_url, ops):

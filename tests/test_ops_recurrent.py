@@ -13,6 +13,9 @@ import pytest
 from tests.conformance.cases import recurrent as recurrent_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
 
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
+
 
 @pytest.mark.parametrize("op", ["gruCell", "gru", "lstmCell", "lstm"])
 def test_graph_cases(webnn_page, server_url, op):

@@ -4,9 +4,13 @@ spec's validation errors."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.graph_batch import check_all, check_errors, data, dtype_name, inp, op_graph, typed_rows
 from tests.reference import movement as ref
+
+# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+pytestmark = pytest.mark.shared_page
 
 
 def condition(shape, seed=0):

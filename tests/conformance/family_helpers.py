@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tests.conformance.encode import graph_case, tensor
+from tests.graph_batch import LIMIT_WORKGROUPS_JS
 from tests.graph_runner import data_type_of, open_harness
 
 
@@ -69,30 +70,34 @@ def op_case(name: str, op: str, data_type: str, args: Sequence[Any], options: Ma
 
 
 _RUN_JS = """
-async ([casesJson, overrides, withSteps]) => {
+async ([casesJson, overrides, withSteps, workgroupLimit]) => {
   const {runGraphCase, runValidationCase} = await import('/conformance/runner.js');
   const {contextSlots} = await import('/polyfill/context.js');
   const {graphSlots} = await import('/polyfill/graph.js');
   const cases = JSON.parse(casesJson);
   const context = await navigator.ml.createContext();
   if (overrides) contextSlots(context).kernelOverrides = overrides;
-  // withSteps: the operators of each step of the graph a case builds, read at build (one build
-  // serves both the step structure and the values)
+  if (workgroupLimit) (LIMIT_WORKGROUPS_JS)(context, workgroupLimit, contextSlots);
+  // withSteps: the operators of each step of the graph a case builds, and each step's workgroup
+  // grid, read at build (one build serves both the step structure and the values)
   const build = MLGraphBuilder.prototype.build;
   let steps = null;
+  let grids = null;
   if (withSteps) {
     MLGraphBuilder.prototype.build = async function (...args) {
       const graph = await build.apply(this, args);
-      steps = graphSlots(graph).plan.describeSteps().map((st) => st.operators.map((o) => o.type));
+      const described = graphSlots(graph).plan.describeSteps();
+      steps = described.map((st) => st.operators.map((o) => o.type));
+      grids = described.map((st) => st.workgroups);
       return graph;
     };
   }
   const results = [];
   try {
     for (const c of cases) {
-      steps = null;
+      steps = grids = null;
       const r = c.js !== undefined ? await runValidationCase(context, c) : await runGraphCase(context, c);
-      results.push(withSteps ? {...r, steps} : r);
+      results.push(withSteps ? {...r, steps, grids} : r);
     }
   } finally {
     MLGraphBuilder.prototype.build = build;
@@ -100,24 +105,28 @@ async ([casesJson, overrides, withSteps]) => {
   }
   return results;
 }
-"""
+""".replace("LIMIT_WORKGROUPS_JS", LIMIT_WORKGROUPS_JS)
 
 
 def run_cases(page, base_url: str, cases: Sequence[dict], overrides: Mapping[str, str] | None = None,
-              steps: bool = False) -> list[dict]:
+              steps: bool = False, workgroup_limit: int | None = None) -> list[dict]:
     """Runs graph and validation cases in the harness page on one context.
 
     Args:
         overrides: set as the context's ``kernelOverrides`` slot to force a kernel choice
             (e.g. ``{"matmul": "tiled"}``), so kernels the adapter would not pick are tested too.
         steps: also return, per graph case, ``steps``: the builder operator types of each GPU
-            step of the graph it built (as compile/plan.js describeSteps() lists them).
+            step of the graph it built (as compile/plan.js describeSteps() lists them), and
+            ``grids``: each step's workgroup grid ``[x, y, z]``.
+        workgroup_limit: the workgroups per grid dimension the context's device reports
+            (tests.graph_batch.LIMIT_WORKGROUPS_JS), None for its own.
 
     Returns:
         The runner's result per case: ``{name, pass, worst, detail?, steps?, ...}``.
     """
     open_harness(page, base_url)
-    return page.evaluate(_RUN_JS, [json.dumps(list(cases)), dict(overrides) if overrides else None, steps])
+    return page.evaluate(_RUN_JS, [json.dumps(list(cases)), dict(overrides) if overrides else None, steps,
+                                   workgroup_limit])
 
 
 def assert_all_pass(results: Sequence[dict]) -> None:
