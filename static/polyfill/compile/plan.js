@@ -247,7 +247,8 @@ export class Plan {
    * so several submits let the GPU start on the first steps while the rest are still recorded,
    * which only pays when the GPU would otherwise wait: by default (the context slot `submitSteps`
    * unset), on a hardware adapter whose queue has no work of ours outstanding (gpu/completion.js
-   * tracks it), command buffers of 4, 8, 16... steps; else one. On the H200 (2026-12-03, two
+   * tracks it; with fastReadback off it tracks nothing, and the plan goes in one), command buffers
+   * of 4, 8, 16... steps; else one. On the H200 (2026-12-03, two
    * rounds, alternating) always splitting took BERT-base's latency from 4.3-4.6 to 3.9-3.95 ms and
    * MobileNetV2's from 1.95-2.25 to 1.5-1.7, but cost 0.1 and 0.2 ms an inference back to back;
    * splitting only onto an idle queue (again two rounds against one submit, builder path):
