@@ -12,7 +12,8 @@ Fixtures:
                   browser context), which stays on the page the last test left it at: a
                   test that only runs JS on the harness skips a new context, page and
                   harness load (about 1 s each on SwiftShader); after a failed test the
-                  next one gets a fresh page.
+                  next one gets a fresh page, and errors that reach the page after its test's
+                  last check fail the next test's setup, naming the test they came after.
 
 The browser (one per session) is launched with ``tools.chromium.launch_options()``:
 chosen by ``tools.chromium.find_chromium`` (``$WEBNN_CHROMIUM``, else a system
@@ -56,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{SHARED_PAGE}: the module's tests share one webnn_page (for modules whose tests only run JS "
-        "on the harness, each on MLContexts of its own that it destroys; see webnn_page)",
+        "on the harness and leave nothing on the page that a later test relies on; see webnn_page)",
     )
 
 
@@ -163,6 +164,8 @@ class SharedPage:
         self.page = None
         self.watcher: ConsoleWatcher | None = None
         self.crashed = False
+        self.last_test: str | None = None  # the node id of the test that used the page last
+        self.last_allowed = False  # whether that test was marked allow_console_errors
 
     def acquire(self):
         """The page and its watcher, a fresh pair when there is none or the last one is unusable."""
@@ -207,6 +210,17 @@ def webnn_page(request: pytest.FixtureRequest, output_path: str, browser_name: s
     shared = request.getfixturevalue("_module_page") if request.node.get_closest_marker(SHARED_PAGE) else None
     if shared is not None:
         page, watcher = shared.acquire()
+        # errors that reached the page after the previous test's teardown check are that test's:
+        # they fail this one's setup, naming it, on a fresh page (unless it allowed errors)
+        watcher.flush()
+        stale = watcher.take_new_errors()
+        previous, allowed_before = shared.last_test, shared.last_allowed
+        shared.last_test = request.node.nodeid
+        shared.last_allowed = request.node.get_closest_marker(ALLOW_CONSOLE_ERRORS) is not None
+        if stale and not allowed_before:
+            shared.discard()
+            pytest.fail(f"after {previous} finished, on the page it shared with this test: "
+                        + _format_errors(stale), pytrace=False)
     else:
         page = request.getfixturevalue("page")
         watcher = _prepare(page)

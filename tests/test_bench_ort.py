@@ -121,14 +121,14 @@ def test_completion_settings_reach_the_page_and_the_table():
 
 
 def test_dispatch_issue_rate_is_printed_for_webnn_runtimes():
-    """Back-to-back runs of the WebNN runtimes report how fast the page called dispatch() (median
+    """Back-to-back runs of the WebNN runtimes report how fast the page called dispatch() (mean
     ms between calls, mean ms inside one); runtimes without them (ORT's own EPs) print nothing."""
     run = _run({"builder": np.zeros(3, np.float32), "webnn-ep": np.zeros(3, np.float32), "jsep": np.zeros(3, np.float32)})
     run["models"][0]["runtimes"]["builder"]["batch"].update(dispatchIntervalMs=0.2, inDispatchMs=0.05)
     run["models"][0]["runtimes"]["webnn-ep"]["batch"].update(dispatchIntervalMs=0.61, inDispatchMs=0.123)
     add_differences(run, {"mobilenetv2": np.zeros(3, np.float32)})
     text = format_tables(run)
-    assert ("Back to back, the page called dispatch() (median interval): builder every 0.20 ms (mean 0.05 ms "
+    assert ("Back to back, the page called dispatch() (mean interval): builder every 0.20 ms (mean 0.05 ms "
             "inside it), webnn-ep every 0.61 ms (mean 0.12 ms inside it).") in text
     assert "jsep every" not in text
     del run["models"][0]["runtimes"]["builder"]["batch"]["dispatchIntervalMs"]

@@ -129,6 +129,16 @@ def test_sets_a_mark(webnn_page, server_url):
 
 def test_sees_the_mark(webnn_page):
     assert webnn_page.evaluate("() => window.sharedMark") == 7
+
+def test_late_timer(webnn_page, server_url):
+    webnn_page.goto(server_url + "/")
+    webnn_page.evaluate("() => { setTimeout(() => { throw new Error('late from the timer test'); }, 100); }")
+
+def test_pause_on_another_page(page):
+    page.wait_for_timeout(1500)  # Playwright delivers the shared page's late error meanwhile
+
+def test_after_the_late_error(webnn_page):
+    assert webnn_page.evaluate("() => 1") == 1
 '''
 SHARED_INNER_TESTS = "import pytest\n" + SHARED_INNER_TESTS
 
@@ -137,7 +147,8 @@ def test_console_errors_fail_the_test_on_a_shared_page(pytester, monkeypatch):
     """The same inner tests in a shared_page module (conftest.py SharedPage): the same 4 fail
     with their own errors, the marked test's errors reach no other test, each failed test's
     console.log holds its own lines only, and the page is reused (a global one test set is
-    seen by the next)."""
+    seen by the next). An error that reaches the page after its test finished (a timer) fails
+    the next test using the page at setup, naming the test it came after."""
     pytester.makeconftest('pytest_plugins = ["tests.conftest"]\n')
     pytester.makepyfile(test_inner=SHARED_INNER_TESTS)
     pytester.makeini(textwrap.dedent("""
@@ -146,10 +157,12 @@ def test_console_errors_fail_the_test_on_a_shared_page(pytester, monkeypatch):
     """))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     result = pytester.runpytest_subprocess("--output", str(pytester.path / "results"), timeout=300)
-    result.assert_outcomes(passed=4, failed=4)
+    result.assert_outcomes(passed=6, failed=4, errors=1)
     out = result.stdout.str()
     for needle in ("boom from console", "boom uncaught", "boom rejected", "no-such-module.js"):
         assert needle in out, needle
+    assert "late from the timer test" in out and "after test_inner.py::test_late_timer" in out, out
+    assert "ERROR test_inner.py::test_after_the_late_error" in out, out
     assert "expected boom" not in out
     results = pytester.path / "results"
     console_log = (next(results.glob("*console-error-fails*")) / "console.log").read_text()

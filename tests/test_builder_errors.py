@@ -21,7 +21,7 @@ import pytest
 
 from tests.graph_runner import open_harness, run_js
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 ROOT = Path(__file__).resolve().parents[1]

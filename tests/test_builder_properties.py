@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.graph_runner import open_harness
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8")

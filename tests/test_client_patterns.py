@@ -18,7 +18,7 @@ from tests.graph_runner import run_js
 from tests.reference import recurrent as recurrent_ref
 from tests.tolerance import assert_abs, assert_exact
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 #: float32 unit roundoff

@@ -7,6 +7,8 @@ GPUQueue.prototype.submit / writeBuffer in the page.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -230,12 +232,16 @@ def test_plan_split_into_several_submits_computes_the_same(webnn_page, server_ur
         np.testing.assert_allclose(np.array(r[k]["out"]).reshape(1, 5, 9, 7), want, rtol=1e-5, atol=1e-5)
 
 
+CHAIN = ["neg", "exp", "sqrt", "log", "abs", "neg", "abs", "sqrt", "neg", "exp", "log", "neg", "abs", "neg"]
+
+
 def test_idle_queue_splits_the_submit(webnn_page, server_url):
     """By default (``submitSteps`` unset) a dispatch onto a queue with none of our work outstanding
     is submitted in command buffers of 4, 8, 16... steps on hardware adapters (forced here), so the
     GPU starts while the rest is recorded; one right behind another (the queue busy, as back to
-    back) is one command buffer; a software adapter, or a submitSteps number, gives one too. The
-    values are the same every way: six chained element-wise ops, each a graph output (six steps)."""
+    back) is one command buffer; a software adapter, or a submitSteps number, gives one too. A
+    chain of 14 element-wise ops, each a graph output (14 steps: 4 + 8 + 2 when split), every
+    output read straight after the split dispatch and after the busy one, against float64 NumPy."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
       const s = contextSlots(context);
@@ -243,7 +249,7 @@ def test_idle_queue_splits_the_submit(webnn_page, server_url):
       const b = new MLGraphBuilder(context);
       let v = b.input('x', {dataType: 'float32', shape: [4, 5]});
       const outs = {};
-      for (const [i, op] of ['neg', 'exp', 'sqrt', 'log', 'abs', 'neg'].entries()) { v = b[op](v); outs['y' + i] = v; }
+      for (const [i, op] of %s.entries()) { v = b[op](v); outs['y' + i] = v; }
       const graph = await b.build(outs);
       const xt = await context.createTensor({dataType: 'float32', shape: [4, 5], writable: true});
       const ts = {};
@@ -253,27 +259,39 @@ def test_idle_queue_splits_the_submit(webnn_page, server_url):
       let counted = 0;
       GPUQueue.prototype.submit = function (buffers) { if (buffers.length) counted++; return submit.apply(this, arguments); };
       const submits = () => { counted = 0; context.dispatch(graph, {x: xt}, ts); return counted; };
-      const read = async () => Array.from(new Float32Array(await context.readTensor(ts.y5)));
-      const software = submits();
-      const plain = await read();
-      c.hardware = true;
-      await settle(c);
-      const idle = submits();
-      const busy = submits();
-      const both = await read();
-      await settle(c);
-      s.submitSteps = 1e9;
-      const forced = submits();
-      s.submitSteps = undefined;
-      await settle(c);
-      GPUQueue.prototype.submit = submit;
-      return {software, idle, busy, forced, plain, both};
-    """)
-    assert r["software"] == 1 and r["idle"] == 2 and r["busy"] == 1 and r["forced"] == 1, r
-    x = (np.arange(20) - 9.5) / 4
-    want = -np.abs(np.log(np.sqrt(np.exp(-x))))
-    np.testing.assert_allclose(r["plain"], want, rtol=1e-5, atol=1e-6)
-    assert r["both"] == r["plain"]
+      const readAll = async () => {
+        const values = {};
+        for (const k of Object.keys(ts)) values[k] = Array.from(new Float32Array(await context.readTensor(ts[k])));
+        return values;
+      };
+      try {
+        const software = submits();
+        await readAll();
+        c.hardware = true;
+        await settle(c);
+        const idle = submits();
+        const split = await readAll();
+        await settle(c);
+        const first = submits();
+        const busy = submits();
+        const after = await readAll();
+        await settle(c);
+        s.submitSteps = 1e9;
+        const forced = submits();
+        s.submitSteps = undefined;
+        await settle(c);
+        return {software, idle, first, busy, forced, split, after};
+      } finally {
+        GPUQueue.prototype.submit = submit;
+      }
+    """ % json.dumps(CHAIN))
+    assert r["software"] == 1 and r["idle"] == 3 and r["first"] == 3 and r["busy"] == 1 and r["forced"] == 1, r
+    ops = {"neg": np.negative, "exp": np.exp, "sqrt": np.sqrt, "log": np.log, "abs": np.abs}
+    v = (np.arange(20) - 9.5) / 4
+    for i, op in enumerate(CHAIN):
+        v = ops[op](v)
+        for key in ("split", "after"):
+            np.testing.assert_allclose(r[key][f"y{i}"], v, rtol=1e-5, atol=1e-6, err_msg=f"{key} y{i}")
 
 
 def test_interval_spaces_the_nudges(webnn_page, server_url):

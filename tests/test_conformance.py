@@ -14,7 +14,7 @@ from tests.conformance.encode import canonical_nans
 from tests.conformance.generate import OUT_DIR, collect, render, stale_files
 from tests.conformance.staleness import differences
 
-# the tests run JS on the conformance page, on MLContexts they destroy: one page for all
+# the tests run JS on the conformance page and leave nothing on it that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 INDEX = json.loads((OUT_DIR / "index.json").read_text()) if (OUT_DIR / "index.json").exists() else {"families": []}

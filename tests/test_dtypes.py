@@ -16,7 +16,7 @@ from tests.graph_runner import GraphError, open_harness
 from tests.reference import elementwise as ref
 from tests.tolerance import assert_exact
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 ALL = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8")

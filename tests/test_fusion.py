@@ -22,7 +22,7 @@ from tests.conformance.family_helpers import assert_all_pass, run_cases
 from tests.graph_runner import open_harness
 from tools import bench_models
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 _MODEL_STEPS_JS = """

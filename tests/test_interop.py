@@ -15,7 +15,7 @@ import pytest
 
 from tests.graph_runner import run_js
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 # Helpers prefixed to every JS body below.

@@ -32,7 +32,7 @@ from tests.reference.normalization import instanceNormalization, layerNormalizat
 from tests.reference.ops import softmax
 from tests.reference.recurrent import gru, gruCell, lstm, lstmCell
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 ROOT = Path(__file__).resolve().parent.parent / "static" / "polyfill"

@@ -17,7 +17,7 @@ from tests.graph_runner import GraphError, open_harness
 from tests.reference import elementwise as ref
 from tests.tolerance import assert_abs, assert_exact, assert_ulp, ulp_distance
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 F32_TINY = np.float32(2.0 ** -126)

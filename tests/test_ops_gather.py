@@ -11,7 +11,7 @@ import pytest
 from tests.graph_batch import check_all, check_errors, data, inp, op_graph, typed_rows
 from tests.reference import movement as ref
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 INDEX_TYPES = ["int32", "uint32", "int64"]

@@ -20,7 +20,7 @@ from tests.graph_runner import open_harness
 from tests.reference.ops import gemm, matmul
 from tests.tolerance import assert_ulp
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 

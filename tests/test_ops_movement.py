@@ -16,7 +16,7 @@ from tests.graph_batch import ALL_TYPES
 from tests.graph_batch import NP, check_all, check_errors, data, dtype_name, inp, single, typed_rows
 from tests.reference import movement as ref
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 # ----------------------------------------------------------------------------- reshape

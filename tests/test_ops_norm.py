@@ -12,7 +12,7 @@ import pytest
 from tests.conformance.cases import normalization as norm_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 

@@ -16,7 +16,7 @@ from tests.graph_batch import run_graphs, run_on_context
 from tests.reference.reduce import argMax, cumulativeSum, reduce
 from tests.tolerance import assert_exact, assert_ulp
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 GROUPS = {

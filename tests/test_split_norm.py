@@ -19,7 +19,7 @@ from tests.graph_runner import decode_tensor, encode_tensor
 from tests.reference.normalization import instanceNormalization, layerNormalization
 from tests.reference.ops import conv2d, gemm, matmul
 
-# the tests only run JS on the harness, on MLContexts they destroy: one page for all
+# the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
 pytestmark = pytest.mark.shared_page
 
 #: the tiled kernel split along K in 3 ranges

@@ -211,7 +211,7 @@ def format_tables(run: dict[str, Any]) -> str:
         issue = [f"{name} every {r['batch']['dispatchIntervalMs']:.2f} ms (mean {r['batch']['inDispatchMs']:.2f} ms inside it)"
                  for name, r in model["runtimes"].items() if "dispatchIntervalMs" in r.get("batch", {})]
         if issue:
-            lines += ["", "Back to back, the page called dispatch() (median interval): " + ", ".join(issue) + "."]
+            lines += ["", "Back to back, the page called dispatch() (mean interval): " + ", ".join(issue) + "."]
     browser = run.get("browser", "")
     lines += ["", f"{cfg['runs']} timed runs after {cfg['warmup']} warm-up, runtimes alternating; back-to-back: "
               f"{cfg['batch']} runs then one read; ORT-web {run.get('ortVersion') or '(not loaded)'}; cpu/wasm threads: {cfg.get('threads', 1)}; adapter: "

@@ -214,7 +214,8 @@ export class MLContext {
   /**
    * Spec dispatch(): queues one execution of `graph` reading `inputs` and writing `outputs`
    * (records of name -> MLTensor). Writes held by writeTensor go out first (gpu/pending_writes.js),
-   * then the compiled plan is encoded into one command buffer; where the context nudges queue
+   * then the compiled plan is encoded and submitted (compile/plan.js Plan.dispatch: one command
+   * buffer, or several onto an idle queue on hardware adapters); where the context nudges queue
    * waits (gpu/completion.js), it then waits, nudged, for that work.
    * @throws {TypeError} foreign graph or tensors, duplicates, names or descriptors not matching,
    *   a tensor exported to WebGPU

@@ -6,7 +6,8 @@
  * temporaries by lifetime (a buffer is reused once the last step reading its value has been
  * encoded), uploads constants once, creates every pipeline and the static bind groups ahead, and
  * packs all uniforms into one buffer. dispatch() only creates bind groups for the steps touching
- * the caller's tensors (cached per tensor combination), encodes and submits one command buffer.
+ * the caller's tensors (cached per tensor combination), encodes and submits the steps (one command
+ * buffer, or several onto an idle queue: Plan.dispatch).
  */
 import {domError} from '../errors.js';
 import {DATA_TYPES, elementCount, isDirect} from '../dtypes.js';
@@ -246,9 +247,10 @@ export class Plan {
    * Chromium's GPU process records a command buffer into the driver's only when it is submitted,
    * so several submits let the GPU start on the first steps while the rest are still recorded,
    * which only pays when the GPU would otherwise wait: by default (the context slot `submitSteps`
-   * unset), on a hardware adapter whose queue has no work of ours outstanding (gpu/completion.js
-   * tracks it; with fastReadback off it tracks nothing, and the plan goes in one), command buffers
-   * of 4, 8, 16... steps; else one. On the H200 (2026-12-03, two
+   * unset), on a hardware adapter where no earlier dispatch of this context may still be running
+   * (gpu/completion.js `busy`; with fastReadback off it tracks nothing, and the plan goes in one),
+   * command buffers of 4, 8, 16... steps; else one. (Other work on the queue, the app's or a read's
+   * copy, is not seen: it changes only how the plan is submitted, not what it computes.) On the H200 (2026-12-03, two
    * rounds, alternating) always splitting took BERT-base's latency from 4.3-4.6 to 3.9-3.95 ms and
    * MobileNetV2's from 1.95-2.25 to 1.5-1.7, but cost 0.1 and 0.2 ms an inference back to back;
    * splitting only onto an idle queue (again two rounds against one submit, builder path):
@@ -277,7 +279,7 @@ export class Plan {
       this.timer.collect(staging);
       return;
     }
-    const idle = ctx.submitSteps === undefined && ctx.completion?.active && !ctx.completion.tracking;
+    const idle = ctx.submitSteps === undefined && ctx.completion?.active && !ctx.completion.busy;
     const doubling = ctx.submitSteps === 'doubling' || idle;
     let chunk = doubling ? 4 : (ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length);
     let first = 0;

@@ -75,6 +75,15 @@ export class Completion {
   }
 
   /**
+   * @returns {boolean} whether work this context submitted through dispatch() may still be
+   *   running (afterSubmit's tracking): false also when inactive (nothing is tracked then), and
+   *   blind to readTensor's copies, held writes and work other code put on the same queue
+   */
+  get busy() {
+    return this.active && this.tracking;
+  }
+
+  /**
    * Registers a wait on the queue and returns the same promise; its result is untouched.
    * @template T
    * @param {Promise<T>} promise settles when the GPU work it waits for is done
