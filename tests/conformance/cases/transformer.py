@@ -11,7 +11,7 @@ dimensions (copied), gemm of a transposed view with aTranspose / bTranspose.
 
 Attention (``attention/``, compile/attention.js + ops/attention.js): matmul -> scale (div or mul)
 [-> add mask] -> softmax over the last axis -> matmul (one step where the context's kernelOverrides.attention is on; the
-family runs them unfused, the default, and tests/test_fusion.py fused): with a mask holding -Inf
+family runs them unfused, the default, and tests/test_fusion_attention.py fused): with a mask holding -Inf
 entries, a row of only -Inf, +Inf and NaN (those rows are NaN, as softmax defines them), the
 BERT encoder's reshape/transpose views around it, broadcast batches of V, rows of 300 keys (several
 tiles of keys), head sizes of real models (64, odd ones, and 80, which stays unfused), and the
