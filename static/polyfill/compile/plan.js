@@ -246,19 +246,20 @@ export class Plan {
    * Encodes the steps into compute passes and submits them: one command buffer, or several.
    * Chromium's GPU process records a command buffer into the driver's only when it is submitted,
    * so several submits let the GPU start on the first steps while the rest are still recorded,
-   * which only pays when the GPU would otherwise wait: by default (the context slot `submitSteps`
-   * unset), on a hardware adapter where no earlier dispatch of this context may still be running
-   * (gpu/completion.js `busy`; with fastReadback off it tracks nothing, and the plan goes in one),
-   * command buffers of 4, 8, 16... steps; else one. (Other work on the queue, the app's or a read's
-   * copy, is not seen: it changes only how the plan is submitted, not what it computes.) On the H200 (2026-12-03, two
-   * rounds, alternating) always splitting took BERT-base's latency from 4.3-4.6 to 3.9-3.95 ms and
+   * which only pays when the GPU would otherwise wait. By default (the context slot
+   * `submitSteps` unset): command buffers of 4, 8, 16... steps when the context's completion
+   * tracking says no earlier dispatch of it may still run (gpu/completion.js `idle`: hardware
+   * adapters with fastReadback on; other work on the queue is not seen, which changes only how
+   * the plan is submitted, not what it computes); else one. On the H200 (2026-12-03, two rounds,
+   * alternating) always splitting took BERT-base's latency from 4.3-4.6 to 3.9-3.95 ms and
    * MobileNetV2's from 1.95-2.25 to 1.5-1.7, but cost 0.1 and 0.2 ms an inference back to back;
-   * splitting only onto an idle queue (again two rounds against one submit, builder path):
-   * latency EfficientNet-Lite0 1.6-1.7 against 2.1 ms, MobileNetV2 1.55-1.8 against 2.0-2.1,
-   * the 2-layer encoder 0.9-1.0 against 1.2, BERT-base 3.8-3.9 against 4.25-4.3, at sequence
-   * 512 8.4-9.3 against 8.75-9.75, back to back unchanged within the host's noise. The slot forces a choice: a number n, one
-   * command buffer (and queue.submit) per n steps (a large n: one); 'doubling', always split
-   * (tools/bench_readback.py --model --submit-steps and tools/bench_anatomy.py measure them).
+   * splitting only onto an idle queue (two rounds against one submit, builder path): latency
+   * EfficientNet-Lite0 1.6-1.7 against 2.1 ms, MobileNetV2 1.55-1.8 against 2.0-2.1, the 2-layer
+   * encoder 0.9-1.0 against 1.2, BERT-base 3.8-3.9 against 4.25-4.3, at sequence 512 8.4-9.3
+   * against 8.75-9.75, back to back unchanged within the host's noise. The slot forces a choice:
+   * a number n, one command buffer (and queue.submit) per n steps (a large n: one); 'doubling',
+   * always split (tools/bench_readback.py --model --submit-steps and tools/bench_anatomy.py
+   * measure them).
    * @param {object} ctx context slots
    * @param {Record<string, object>} inputs name -> tensor slots
    * @param {Record<string, object>} outputs name -> tensor slots
@@ -279,8 +280,7 @@ export class Plan {
       this.timer.collect(staging);
       return;
     }
-    const idle = ctx.submitSteps === undefined && ctx.completion?.active && !ctx.completion.busy;
-    const doubling = ctx.submitSteps === 'doubling' || idle;
+    const doubling = ctx.submitSteps === 'doubling' || (ctx.submitSteps === undefined && Boolean(ctx.completion?.idle));
     let chunk = doubling ? 4 : (ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length);
     let first = 0;
     do {

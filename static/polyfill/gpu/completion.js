@@ -75,12 +75,12 @@ export class Completion {
   }
 
   /**
-   * @returns {boolean} whether work this context submitted through dispatch() may still be
-   *   running (afterSubmit's tracking): false also when inactive (nothing is tracked then), and
-   *   blind to readTensor's copies, held writes and work other code put on the same queue
+   * @returns {boolean} whether the context tracks its dispatches (active) and none it submitted
+   *   may still be running (afterSubmit's tracking); blind to readTensor's copies, held writes
+   *   and work other code put on the same queue
    */
-  get busy() {
-    return this.active && this.tracking;
+  get idle() {
+    return this.active && !this.tracking;
   }
 
   /**
