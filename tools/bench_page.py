@@ -91,9 +91,10 @@ def top_steps_table(groups: list[tuple[str, list[dict[str, Any]]]], n: int = 10)
     return "\n".join(lines)
 
 
-def run_in_harness(script: str, arg: Any, timeout_s: float, launches: int = 3) -> dict[str, Any]:
+def run_in_harness(script: str, arg: Any, timeout_s: float, launches: int = 3, query: str = "") -> dict[str, Any]:
     """Evaluate ``script(arg)`` on ``/harness/`` in a fresh headless browser; returns its result
-    plus ``browser`` (the version).
+    plus ``browser`` (the version). ``query`` is appended to the page's URL (``?coi=1``: the
+    server makes the page cross-origin isolated, so ``performance.now()`` is fine-grained).
 
     A failure whose message mentions "adapter" is retried in a new browser, up to ``launches``
     browsers; ``timeout_s`` bounds each Playwright wait (the whole evaluate included).
@@ -114,7 +115,7 @@ def run_in_harness(script: str, arg: Any, timeout_s: float, launches: int = 3) -
             try:
                 page = browser.new_page()
                 page.set_default_timeout(timeout_s * 1000)
-                page.goto(base_url + "/harness/")
+                page.goto(base_url + "/harness/" + query)
                 page.wait_for_function("() => window.harnessStatus !== undefined")
                 result = page.evaluate(script, arg)
                 result["browser"] = browser.version
