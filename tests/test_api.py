@@ -94,6 +94,39 @@ def test_tensor_roundtrip_and_attributes(webnn_page, server_url):
     assert r["attrs"] == ["float32", [2, 3], True, True, False] and r["frozen"]
 
 
+def test_large_reads_return_fresh_exact_buffers(webnn_page, server_url):
+    """readTensor(tensor) of tensors past host_memory.js's FAULT_IN_BYTES (their result is
+    allocated at the call and its pages written while the GPU works): every byte comes back,
+    those at page starts included (nonzero there), in a new ArrayBuffer of exactly the tensor's
+    byte length per read (an odd length: no padding), also with the early page writes off."""
+    r = run(webnn_page, server_url, """
+      const {contextSlots} = await import('/polyfill/context.js');
+      const {FAULT_IN_BYTES} = await import('/polyfill/host_memory.js');
+      const n = 65541;
+      const u8 = await ctx.createTensor({dataType: 'uint8', shape: [n], readable: true, writable: true});
+      const pattern = Uint8Array.from({length: n}, (_, i) => 1 + (i * 7) % 255);
+      ctx.writeTensor(u8, pattern);
+      const a = await ctx.readTensor(u8);
+      const b = await ctx.readTensor(u8);
+      new Uint8Array(a).fill(0);
+      contextSlots(ctx).faultInReads = false;
+      const c = await ctx.readTensor(u8);
+      contextSlots(ctx).faultInReads = undefined;
+      const f = await ctx.createTensor({dataType: 'float32', shape: [300, 257], readable: true, writable: true});
+      const values = Float32Array.from({length: 300 * 257}, (_, i) => (i % 4096 === 0 ? -1.5 : Math.sin(i) * 1e3 - 7));
+      values[5] = NaN; values[1024] = Infinity; values[77099] = -Infinity;
+      ctx.writeTensor(f, values);
+      const [g, h] = await Promise.all([ctx.readTensor(f), ctx.readTensor(f)]);
+      const same = (x, y) => x.byteLength === y.byteLength && new Uint8Array(x).every((v, i) => v === new Uint8Array(y)[i]);
+      return {above: n >= FAULT_IN_BYTES, lengths: [a.byteLength, b.byteLength, c.byteLength, g.byteLength, h.byteLength],
+              fresh: a !== b && g !== h, b: same(b, pattern.buffer), c: same(c, pattern.buffer),
+              g: same(g, values.buffer), h: same(h, values.buffer), zeroedOnlyA: new Uint8Array(b)[4096]};
+    """)["ok"]
+    assert r["above"] and r["lengths"] == [65541, 65541, 65541, 308400, 308400]
+    assert r["fresh"] and r["b"] and r["c"] and r["g"] and r["h"]
+    assert r["zeroedOnlyA"] == 1 + (4096 * 7) % 255
+
+
 @pytest.mark.parametrize("body, error", [
     ("const t = await ctx.createTensor(f32); await ctx.readTensor(t);", "TypeError"),  # not readable
     ("const t = await ctx.createTensor(f32); ctx.writeTensor(t, new Float32Array(6));", "TypeError"),  # not writable

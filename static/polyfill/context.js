@@ -16,6 +16,7 @@ import {maxTensorByteLength} from './gpu/device_limits.js';
 import {destroyGraph, graphSlots, isGraph} from './graph.js';
 import {checkExportDevice, checkNotExported, exportTensor} from './interop.js';
 import {checkTensor, isDetached, validateNamed} from './context_checks.js';
+import {FAULT_IN_BYTES, touchPages} from './host_memory.js';
 
 // The CPU context (cpu/backend.js) may run where WebGPU's globals are missing.
 const TENSOR_USAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0;
@@ -183,12 +184,17 @@ export class MLContext {
     let settle;
     const pending = new Promise((resolve, reject) => { settle = {resolve, reject}; });
     t.pending.add(settle);
+    // the result, its pages faulted in while the GPU works (host_memory.js; the context slot
+    // `faultInReads` false turns that off, for tools/bench_latency.py)
+    const result = outputData === undefined ? new ArrayBuffer(size) : null;
+    if (result && size >= FAULT_IN_BYTES && s.faultInReads !== false) queueMicrotask(() => touchPages(result));
     s.completion.wait(staging.mapAsync(GPUMapMode.READ, 0, padded)).then(() => {
       if (!t.pending.has(settle)) return;
       t.pending.delete(settle);
       const bytes = new Uint8Array(staging.getMappedRange(0, padded), 0, size);
-      if (outputData === undefined) {
-        settle.resolve(bytes.slice().buffer);
+      if (result) {
+        new Uint8Array(result).set(bytes);
+        settle.resolve(result);
       } else if (isDetached(outputData)) {
         settle.reject(typeError('readTensor', 'outputData was detached while the read was pending'));
       } else {
