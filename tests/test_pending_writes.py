@@ -232,3 +232,97 @@ def test_write_at_once_after_a_held_one_is_not_overwritten_by_it(webnn_page, ser
     assert r["held"] == 1
     np.testing.assert_allclose(r["y"], graph(values(11)), rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(np.float32(r["x"]), np.float32(values(11)))
+
+
+BIG = """
+// y = x * 3 - 1 on a [300, 257] float32 input (308,400 bytes: past STAGE_BYTES)
+const makeBig = async (context) => {
+  const b = new MLGraphBuilder(context);
+  const x = b.input('x', {dataType: 'float32', shape: [300, 257]});
+  const graph = await b.build({y: b.sub(b.mul(x, b.constant('float32', 3)), b.constant('float32', 1))});
+  const xt = await context.createTensor({dataType: 'float32', shape: [300, 257], writable: true, readable: true});
+  const ys = await Promise.all([0, 1, 2, 3].map(() => context.createTensor({dataType: 'float32', shape: [300, 257], readable: true})));
+  return {graph, xt, ys};
+};
+const big = (k) => Float32Array.from({length: 300 * 257}, (_, i) => (i === k ? NaN : Math.cos(i * 0.37 + k) * 50 - k));
+"""
+
+
+def big_values(k):
+    x = np.cos(np.arange(300 * 257) * 0.37 + k) * 50 - k
+    x[k] = np.nan
+    return x.astype(np.float32).astype(np.float64)
+
+
+def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url):
+    """A held write past STAGE_BYTES is filled into the tensor's mapped upload buffer and copied
+    by a submit of its own inside dispatch (no writeBuffer of the tensor); four writes and
+    dispatches in one run (the buffer not mapped again yet: host copies from the second on) each
+    give the result of their own input; a later run after the re-map uses the buffer again;
+    with the slot stageWrites false the write is a writeBuffer."""
+    r = run(webnn_page, server_url, BIG + """
+      const context = await navigator.ml.createContext();
+      const s = contextSlots(context);
+      s.deferWrites = true;
+      const {graph, xt, ys} = await makeBig(context);
+      let log = watchQueue();
+      context.writeTensor(xt, big(0));
+      await Promise.resolve();
+      context.dispatch(graph, {x: xt}, {y: ys[0]});
+      const first = [...log];
+      const y0 = await read(context, ys[0]);
+      log.stop();
+      log = watchQueue();
+      for (let k = 0; k < 4; k++) { context.writeTensor(xt, big(k + 1)); context.dispatch(graph, {x: xt}, {y: ys[k]}); }
+      const burst = [];
+      for (const y of ys) burst.push(await read(context, y));
+      const burstWrites = log.filter((e) => e === 'write 308400').length;
+      log.stop();
+      await new Promise((r) => setTimeout(r, 50));
+      log = watchQueue();
+      context.writeTensor(xt, big(7));
+      context.dispatch(graph, {x: xt}, {y: ys[0]});
+      const again = [...log];
+      const y7 = await read(context, ys[0]);
+      log.stop();
+      s.stageWrites = false;
+      log = watchQueue();
+      context.writeTensor(xt, big(8));
+      context.dispatch(graph, {x: xt}, {y: ys[1]});
+      const plain = [...log];
+      const y8 = await read(context, ys[1]);
+      log.stop();
+      return {first, y0, burst, burstWrites, again, y7, plain, y8};
+    """)
+    assert r["first"] == ["writeTensor", "dispatch", "submit", "submit"], r["first"]
+    assert r["again"] == ["writeTensor", "dispatch", "submit", "submit"], r["again"]
+    assert r["plain"] == ["writeTensor", "dispatch", "write 308400", "submit"], r["plain"]
+    assert r["burstWrites"] in (3, 4)  # the 2nd-4th writes found the upload buffer not mapped again yet
+    for got, k in [(r["y0"], 0), *[(y, k + 1) for k, y in enumerate(r["burst"])], (r["y7"], 7), (r["y8"], 8)]:
+        np.testing.assert_allclose(np.array(got, dtype=np.float64), graph(big_values(k)), rtol=1e-6, atol=1e-4)
+
+
+def test_forced_upload_buffer_keeps_exact_bytes_and_goes_with_the_tensor(webnn_page, server_url):
+    """An odd-length uint8 write past STAGE_BYTES reads back byte for byte (the padding is zeroed);
+    a replaced held write refills the same buffer; a destroyed tensor's held write is dropped and
+    its upload buffer destroyed, without an error."""
+    r = run(webnn_page, server_url, """
+      const context = await navigator.ml.createContext();
+      contextSlots(context).deferWrites = true;
+      const {STAGE_BYTES} = await import('/polyfill/gpu/pending_writes.js');
+      const n = 65537;
+      const t = await context.createTensor({dataType: 'uint8', shape: [n], writable: true, readable: true});
+      const a = Uint8Array.from({length: n}, (_, i) => (i * 13 + 5) % 256);
+      const b = Uint8Array.from({length: n}, (_, i) => 255 - (i % 200));
+      context.writeTensor(t, a);
+      context.writeTensor(t, b);
+      const back = new Uint8Array(await context.readTensor(t));
+      const ts = tensorSlotsOf(t);
+      const hadStaging = Boolean(ts.uploadStaging);
+      context.writeTensor(t, a);
+      t.destroy();
+      await new Promise((r) => setTimeout(r, 20));
+      return {above: n >= STAGE_BYTES, same: back.length === n && back.every((v, i) => v === b[i]), hadStaging,
+              freed: ts.uploadStaging === null};
+    """.replace("tensorSlotsOf", "(await import('/polyfill/tensor.js')).tensorSlots"))
+    assert r == {"above": True, "same": True, "hadStaging": True, "freed": True}

@@ -147,7 +147,7 @@ export class MLContext {
     const s = liveSlots(this);
     checkNotExported(t, 'writeTensor');
     if (s.cpu) s.cpu.write(t, bytesOf(inputData));
-    else if (s.deferWrites ?? s.completion.active) s.pendingWrites.add(t, bytesOf(inputData));
+    else if (s.deferWrites ?? s.completion.active) s.pendingWrites.add(t, bytesOf(inputData), s.stageWrites !== false);
     else {
       // writes held while holding was on (configureContext may turn fastReadback off) go out
       // first: flushed later, an older copy would replace this newer data

@@ -67,6 +67,9 @@ export function destroyTensor(tensor) {
   for (const p of s.pending) p.reject(domError('InvalidStateError', 'the tensor was destroyed', 'readTensor'));
   s.pending.clear();
   s.liveTensors.delete(tensor);
+  // writeTensor's upload buffer (gpu/pending_writes.js): WebGPU frees it after copies already submitted
+  s.uploadStaging?.buffer.destroy();
+  s.uploadStaging = null;
   releaseTensorMemory(s);
 }
 

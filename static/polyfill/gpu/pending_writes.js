@@ -28,17 +28,38 @@
  * Only where queue waits are nudged (gpu/completion.js `active`: hardware adapters, fastReadback
  * on): on SwiftShader the batches are the CPU's own work and the copy would only cost time. The
  * context slot `deferWrites` (true / false; undefined: follow `active`) overrides it (tests, tools).
+ *
+ * Where the copy is kept: writes of at least STAGE_BYTES go straight into an upload buffer of the
+ * tensor's own (MAP_WRITE | COPY_SRC, mapped while idle, the tensor slot `uploadStaging`), which the
+ * flush unmaps and copies into the tensor, mapping it again for the next write once the copy has
+ * run; smaller writes, and a write while the upload buffer is not mapped again yet (writes faster
+ * than the queue runs), keep a copy in a host buffer per tensor that the flush hands to
+ * queue.writeBuffer. Why: on the H200 host (Chromium 156, tools/bench_latency.py, 2026-12-03,
+ * 40 runs each, with a 4-byte read to wait for it) a 1 MiB writeTensor held in the host buffer
+ * read 1.05 / 1.35 ms (runs back to back / after 5 ms idle), a bare writeBuffer 0.81 / 1.11, and
+ * the mapped upload buffer 0.69 / 1.11 (filling it 0.12-0.18 ms), against 0.24 / 0.58 ms for the
+ * read alone: Blink copies writeBuffer's bytes once more into its command stream, the mapped
+ * buffer's pages are shared with the GPU process already. The context slot `stageWrites` false
+ * turns the upload buffers off (tools/bench_latency.py compares).
  */
+
+/** Writes of at least this many bytes go through the tensor's mapped upload buffer. */
+export const STAGE_BYTES = 65536;
+
+const STAGE_USAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC : 0;
 
 export class PendingWrites {
   /** @param {GPUDevice} device */
   constructor(device) {
     this.device = device;
-    /** @type {{t: object, bytes: Uint8Array}[]} tensor slots and their padded bytes, in call order */
+    /**
+     * @type {{t: object, bytes?: Uint8Array, staged?: object}[]} tensor slots and either their
+     *   padded bytes (host copy) or their filled upload buffer, in call order
+     */
     this.writes = [];
     this.timer = null;
     this.dropped = false;
-    /** @type {WeakMap<object, Uint8Array>} per tensor, the buffer its copies are kept in */
+    /** @type {WeakMap<object, Uint8Array>} per tensor, the host buffer its copies are kept in */
     this.scratch = new WeakMap();
   }
 
@@ -46,34 +67,88 @@ export class PendingWrites {
   get size() { return this.writes.length; }
 
   /**
-   * Holds a copy of `bytes` for the whole of tensor `t`'s buffer. The copy goes into a buffer
-   * kept per tensor (allocating 1.5 MB afresh took 0.6 ms on a 2-core VM, copying into a kept one
-   * 0.04 ms): by the next write of the tensor the last copy has been written (flush) or replaced.
-   * @param {object} t tensor slots (`buffer`, `destroyed`)
+   * Holds a copy of `bytes` for the whole of tensor `t`'s buffer: in the tensor's mapped upload
+   * buffer (STAGE_BYTES or more, when it is mapped; made on the first such write), else in a host
+   * buffer kept per tensor (allocating 1.5 MB afresh took 0.6 ms on a 2-core VM, copying into a
+   * kept one 0.04 ms). By the next write of the tensor the last copy has been written (flush) or
+   * replaced.
+   * @param {object} t tensor slots (`buffer`, `destroyed`; `uploadStaging` is set here)
    * @param {Uint8Array} bytes the tensor's bytes (copied here, padded to a multiple of 4)
+   * @param {boolean} [stage=true] false: keep the copy in the host buffer whatever the size
    */
-  add(t, bytes) {
+  add(t, bytes, stage = true) {
     if (this.dropped) return;
     const padded = Math.max(4, Math.ceil(bytes.byteLength / 4) * 4);
-    let copy = this.scratch.get(t);
-    if (!copy || copy.byteLength !== padded) {
-      copy = new Uint8Array(padded);
-      this.scratch.set(t, copy);
-    }
-    copy.set(bytes);
     const i = this.writes.findIndex((w) => w.t === t);
-    if (i >= 0) this.writes.splice(i, 1);
-    this.writes.push({t, bytes: copy});
+    if (i >= 0) {
+      const old = this.writes.splice(i, 1)[0];
+      // a replaced write's upload buffer is still mapped: this write may fill it again
+      if (old.staged) old.staged.filled = false;
+    }
+    const staged = stage && padded >= STAGE_BYTES ? this.uploadBuffer(t, padded) : null;
+    if (staged) {
+      staged.range.set(bytes);
+      staged.range.fill(0, bytes.byteLength);
+      staged.filled = true;
+      this.writes.push({t, staged});
+    } else {
+      let copy = this.scratch.get(t);
+      if (!copy || copy.byteLength !== padded) {
+        copy = new Uint8Array(padded);
+        this.scratch.set(t, copy);
+      }
+      copy.set(bytes);
+      this.writes.push({t, bytes: copy});
+    }
     if (this.timer === null) this.timer = setTimeout(() => { this.timer = null; this.flush(); }, 0);
   }
 
-  /** Issues the held writes (queue.writeBuffer, in call order); skips destroyed tensors. */
+  /**
+   * The tensor's upload buffer when it is mapped and not holding a write, else null.
+   * @returns {{buffer: GPUBuffer, range: Uint8Array, filled: boolean, mapping: boolean}|null}
+   */
+  uploadBuffer(t, padded) {
+    let st = t.uploadStaging;
+    if (!st) {
+      const buffer = this.device.createBuffer({size: padded, usage: STAGE_USAGE, mappedAtCreation: true, label: 'webnn:upload'});
+      st = t.uploadStaging = {buffer, range: new Uint8Array(buffer.getMappedRange()), filled: false, mapping: false};
+    }
+    return st.range && !st.filled ? st : null;
+  }
+
+  /**
+   * Issues the held writes in call order: host copies through queue.writeBuffer, upload buffers
+   * unmapped and copied (one command buffer after the writeBuffers: each tensor has at most one
+   * write held, so their order does not matter), then mapped again. Skips destroyed tensors.
+   */
   flush() {
     if (!this.writes.length) return;
     const writes = this.writes;
     this.writes = [];
-    for (const {t, bytes} of writes) {
-      if (!t.destroyed) this.device.queue.writeBuffer(t.buffer, 0, bytes.buffer, 0, bytes.byteLength);
+    let encoder = null;
+    const staged = [];
+    for (const {t, bytes, staged: st} of writes) {
+      if (t.destroyed) continue;
+      if (bytes) {
+        this.device.queue.writeBuffer(t.buffer, 0, bytes.buffer, 0, bytes.byteLength);
+        continue;
+      }
+      st.buffer.unmap();
+      st.range = null;
+      st.filled = false;
+      encoder ??= this.device.createCommandEncoder({label: 'webnn:upload'});
+      encoder.copyBufferToBuffer(st.buffer, 0, t.buffer, 0, st.buffer.size);
+      staged.push({t, st});
+    }
+    if (!encoder) return;
+    this.device.queue.submit([encoder.finish()]);
+    for (const {t, st} of staged) {
+      st.mapping = true;
+      st.buffer.mapAsync(GPUMapMode.WRITE).then(() => {
+        st.mapping = false;
+        if (t.destroyed || this.dropped) return;
+        st.range = new Uint8Array(st.buffer.getMappedRange());
+      }, () => { st.mapping = false; });
     }
   }
 
