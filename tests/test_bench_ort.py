@@ -120,6 +120,22 @@ def test_completion_settings_reach_the_page_and_the_table():
         bench_ort.main(["--completion", "true", "--models", "bert-base"])
 
 
+def test_context_slots_reach_the_page_and_the_table():
+    """``--slots`` goes to the page as JSON (bench.js assigns it to every polyfill GPU context's
+    slots, e.g. to turn off faultInReads / stageWrites), is named under the table, and must be a
+    JSON object."""
+    url = bench_ort.page_url("http://h", ["bert-base"], ["builder"], 3, 1, 4, False,
+                             context_slots='{"faultInReads": false, "stageWrites": false}')
+    assert json.loads(parse_qs(urlparse(url).query)["slots"][0]) == {"faultInReads": False, "stageWrites": False}
+    assert "slots" not in parse_qs(urlparse(bench_ort.page_url("http://h", ["bert-base"], ["builder"], 3, 1, 4, False)).query)
+    run = _run({"builder": np.zeros(3, np.float32)})
+    add_differences(run, {"mobilenetv2": np.zeros(3, np.float32)})
+    run["config"]["slots"] = {"stageWrites": False}
+    assert 'context slots {"stageWrites": false}' in bench_ort.format_tables(run)
+    with pytest.raises(SystemExit):
+        bench_ort.main(["--slots", "[]", "--models", "bert-base"])
+
+
 def test_dispatch_issue_rate_is_printed_for_webnn_runtimes():
     """Back-to-back runs of the WebNN runtimes report how fast the page called dispatch() (mean
     ms between calls, mean ms inside one); runtimes without them (ORT's own EPs) print nothing."""

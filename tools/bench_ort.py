@@ -148,7 +148,8 @@ def reference_output(folder: Path) -> np.ndarray:
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int,
              profile: bool, submit_steps: str | None = None, threads: int = 1,
-             kernel_overrides: str | None = None, completion: str | None = None) -> str:
+             kernel_overrides: str | None = None, completion: str | None = None,
+             context_slots: str | None = None) -> str:
     """The benchmark page URL (the parameters static/demos/bench-ort/bench.js reads); more than
     one thread makes the page cross-origin isolated (``coi=1``: COOP/COEP from the server)."""
     params = {"models": ",".join(models), "runtimes": ",".join(runtimes), "runs": runs, "warmup": warmup,
@@ -161,6 +162,8 @@ def page_url(base_url: str, models: list[str], runtimes: list[str], runs: int, w
         params["kernelOverrides"] = kernel_overrides
     if completion:
         params["completion"] = completion
+    if context_slots:
+        params["slots"] = context_slots
     query = urlencode(params)
     return f"{base_url}/demos/bench-ort/?{query}"
 
@@ -219,7 +222,8 @@ def format_tables(run: dict[str, Any]) -> str:
               + (f" (features: {', '.join(run['adapter']['features'])})" if (run.get('adapter') or {}).get('features') else "") + (f"; Chromium {browser}" if browser else "")
               + (f"; submitSteps {cfg['submitSteps']}" if cfg.get("submitSteps") else "")
               + (f"; kernelOverrides {json.dumps(cfg['kernelOverrides'])}" if cfg.get("kernelOverrides") else "")
-              + (f"; completion {json.dumps(cfg['completion'])}" if cfg.get("completion") else "")]
+              + (f"; completion {json.dumps(cfg['completion'])}" if cfg.get("completion") else "")
+              + (f"; context slots {json.dumps(cfg['slots'])}" if cfg.get("slots") else "")]
     return "\n".join(lines).lstrip("\n")
 
 
@@ -268,7 +272,8 @@ def update_readme(run: dict[str, Any], readme: Path = README) -> None:
 
 def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int, profile: bool,
           timeout_s: float, launches: int = 3, submit_steps: str | None = None, threads: int = 1,
-          kernel_overrides: str | None = None, completion: str | None = None) -> dict[str, Any]:
+          kernel_overrides: str | None = None, completion: str | None = None,
+          context_slots: str | None = None) -> dict[str, Any]:
     """Run the page once in a fresh headless browser (retrying a missing adapter); returns its
     ``window.lastRun`` plus ``browser`` and ``wallSeconds``."""
     from playwright.sync_api import sync_playwright
@@ -278,7 +283,7 @@ def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch:
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
         return run_page_retrying(p, page_url(base_url, models, runtimes, runs, warmup, batch, profile, submit_steps, threads,
-                                                     kernel_overrides, completion),
+                                                     kernel_overrides, completion, context_slots),
                                  timeout_s, launches, "bench")
 
 
@@ -317,8 +322,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--completion", metavar="JSON",
                         help="assign this object to the settings of every polyfill context's completion slot "
                              "(gpu/completion.js, e.g. '{\"enabled\": false}'), a measuring knob")
+    parser.add_argument("--slots", metavar="JSON",
+                        help="assign this object to every polyfill GPU context's slots (e.g. "
+                             "'{\"faultInReads\": false, \"stageWrites\": false}'), a measuring knob")
     args = parser.parse_args(argv)
-    for option in ("kernel_overrides", "completion"):
+    for option in ("kernel_overrides", "completion", "slots"):
         value = getattr(args, option)
         if value:
             try:
@@ -344,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")
         references = {name: reference_output(prepare_model(name)) for name in models}
         run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches,
-                    args.submit_steps, args.threads, args.kernel_overrides, args.completion)
+                    args.submit_steps, args.threads, args.kernel_overrides, args.completion, args.slots)
     except Exception as exc:  # noqa: BLE001 - report any failure as exit status 2
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

@@ -9,7 +9,8 @@
  * 'doubling', see /polyfill/compile/plan.js; polyfill only), kernelOverrides (JSON, merged into
  * the kernelOverrides slot of every such context, e.g. {"attention":false}; polyfill only),
  * completion (JSON, assigned to the settings of every such context's completion slot,
- * /polyfill/gpu/completion.js, e.g. {"enabled":false}; polyfill only).
+ * /polyfill/gpu/completion.js, e.g. {"enabled":false}; polyfill only), slots (JSON, assigned to
+ * the slots of every such GPU context, e.g. {"faultInReads":false}; polyfill only).
  * Each model folder /models/<name>/ holds manifest.json, weights.bin, model.onnx and input.bin
  * (tools/bench_models.py, tools/bench_ort.py). Sets `window.lastRun` = {adapter, implementation,
  * ortVersion, config, models: [{model, inputShape, outputShape, runtimes: {<runtime>: {setupMs,
@@ -165,7 +166,9 @@ async function main() {
   if (submitSteps) config.submitSteps = submitSteps;
   if (kernelOverrides) config.kernelOverrides = JSON.parse(kernelOverrides);
   if (completion) config.completion = JSON.parse(completion);
-  if (submitSteps || kernelOverrides || completion) {
+  const contextSlotValues = params.get('slots');
+  if (contextSlotValues) config.slots = JSON.parse(contextSlotValues);
+  if (submitSteps || kernelOverrides || completion || contextSlotValues) {
     const {contextSlots} = await import('/polyfill/context.js');
     const create = navigator.ml.createContext.bind(navigator.ml);
     navigator.ml.createContext = async (...args) => {
@@ -174,6 +177,7 @@ async function main() {
       if (submitSteps) slots.submitSteps = submitSteps === 'doubling' ? submitSteps : Number(submitSteps);
       if (kernelOverrides) slots.kernelOverrides = {...slots.kernelOverrides, ...config.kernelOverrides};
       if (completion && slots.completion) Object.assign(slots.completion, config.completion);  // CPU contexts have none
+      if (contextSlotValues && slots.device) Object.assign(slots, config.slots);
       return context;
     };
   }
