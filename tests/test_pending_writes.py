@@ -255,11 +255,12 @@ def big_values(k):
 
 
 def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url):
-    """A held write past STAGE_BYTES is filled into the tensor's mapped upload buffer and copied
-    by a submit of its own inside dispatch (no writeBuffer of the tensor); four writes and
-    dispatches in one run (the buffer not mapped again yet: host copies from the second on) each
-    give the result of their own input; a later run after the re-map uses the buffer again;
-    with the slot stageWrites false the write is a writeBuffer."""
+    """A write past STAGE_BYTES is filled into the tensor's mapped upload buffer and copied by a
+    submit of its own inside writeTensor (no writeBuffer of the tensor); with the slot
+    holdStagedWrites, inside dispatch; four writes and dispatches in one run (the buffer not
+    mapped again yet: held host copies from the second on) each give the result of their own
+    input; a later run after the re-map uses the buffer again; with the slot stageWrites false
+    the write is a held writeBuffer."""
     r = run(webnn_page, server_url, BIG + """
       const context = await navigator.ml.createContext();
       const s = contextSlots(context);
@@ -272,6 +273,16 @@ def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url
       const first = [...log];
       const y0 = await read(context, ys[0]);
       log.stop();
+      await new Promise((r) => setTimeout(r, 50));
+      s.holdStagedWrites = true;
+      log = watchQueue();
+      context.writeTensor(xt, big(6));
+      await Promise.resolve();
+      context.dispatch(graph, {x: xt}, {y: ys[2]});
+      const held = [...log];
+      const y6 = await read(context, ys[2]);
+      log.stop();
+      s.holdStagedWrites = undefined;
       log = watchQueue();
       for (let k = 0; k < 4; k++) { context.writeTensor(xt, big(k + 1)); context.dispatch(graph, {x: xt}, {y: ys[k]}); }
       const burst = [];
@@ -292,13 +303,14 @@ def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url
       const plain = [...log];
       const y8 = await read(context, ys[1]);
       log.stop();
-      return {first, y0, burst, burstWrites, again, y7, plain, y8};
+      return {first, held, y0, y6, burst, burstWrites, again, y7, plain, y8};
     """)
-    assert r["first"] == ["writeTensor", "dispatch", "submit", "submit"], r["first"]
-    assert r["again"] == ["writeTensor", "dispatch", "submit", "submit"], r["again"]
+    assert r["first"] == ["writeTensor", "submit", "dispatch", "submit"], r["first"]
+    assert r["held"] == ["writeTensor", "dispatch", "submit", "submit"], r["held"]
+    assert r["again"] == ["writeTensor", "submit", "dispatch", "submit"], r["again"]
     assert r["plain"] == ["writeTensor", "dispatch", "write 308400", "submit"], r["plain"]
     assert r["burstWrites"] in (3, 4)  # the 2nd-4th writes found the upload buffer not mapped again yet
-    for got, k in [(r["y0"], 0), *[(y, k + 1) for k, y in enumerate(r["burst"])], (r["y7"], 7), (r["y8"], 8)]:
+    for got, k in [(r["y0"], 0), (r["y6"], 6), *[(y, k + 1) for k, y in enumerate(r["burst"])], (r["y7"], 7), (r["y8"], 8)]:
         np.testing.assert_allclose(np.array(got, dtype=np.float64), graph(big_values(k)), rtol=1e-6, atol=1e-4)
 
 

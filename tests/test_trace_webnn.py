@@ -22,7 +22,7 @@ def top_level(entries):
     return [e["name"] for e in entries if e.get("layer") == "webnn" and e["depth"] == 0]
 
 
-def test_steady_state_calls_and_held_upload():
+def test_steady_state_calls_and_upload():
     from tools.trace_webnn import format_report, trace
 
     for path in (VENDOR / "ort.min.mjs", MODEL / "model.onnx", MODEL / "input.bin"):
@@ -37,10 +37,15 @@ def test_steady_state_calls_and_held_upload():
         assert top_level(entries) == ["MLContext.writeTensor", "MLContext.dispatch", "MLContext.readTensor"], entries
         write, dispatch, read = (e for e in entries if e.get("layer") == "webnn" and e["depth"] == 0)
         assert f"{view}({IO_BYTES}B)" in write["args"] and read["args"].count("MLTensor") == 1 and "), " not in read["args"]
-        # the held upload is issued inside dispatch, before the graph's submit
-        inside = [e["name"] for e in entries if e["seq"] > dispatch["seq"] and e["seq"] < read["seq"]]
-        assert inside[0] == "GPUQueue.writeBuffer" and "GPUQueue.submit" in inside, inside
-        assert not [e for e in entries if e["name"] == "GPUQueue.writeBuffer" and e["seq"] < dispatch["seq"]]
+        # the 128 KiB upload goes through the tensor's mapped upload buffer inside writeTensor
+        # (unmap, copy, submit: gpu/pending_writes.js), no writeBuffer of its bytes; then the
+        # graph's submit inside dispatch
+        before = [e["name"] for e in entries if write["seq"] < e["seq"] < dispatch["seq"]]
+        assert before[:4] == ["GPUBuffer.unmap", "GPUDevice.createCommandEncoder",
+                              "GPUCommandEncoder.copyBufferToBuffer", "GPUQueue.submit"], before
+        assert not [e for e in entries if e["name"] == "GPUQueue.writeBuffer"], entries
+        inside = [e["name"] for e in entries if dispatch["seq"] < e["seq"] < read["seq"]]
+        assert "GPUQueue.submit" in inside, inside
     for pattern in ("builder/held", "webnn-ep/write-now", "webnn-ep/held"):
         r = run["patterns"][pattern]
         assert len(r["times"]) == 2 and all(t > 0 for t in r["times"])

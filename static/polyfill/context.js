@@ -132,9 +132,10 @@ export class MLContext {
   /**
    * Spec writeTensor(): queues a copy of `inputData` into the tensor. `inputData`: any
    * AllowSharedBufferSource of exactly the tensor's byte length, whatever its view type
-   * (Chromium 156 MLContext::writeTensor compares byte lengths only). On hardware adapters the
-   * copy is held and written right before the context's next dispatch / readTensor / exportToGPU
-   * (gpu/pending_writes.js: the upload then reaches the GPU process with the work that reads it).
+   * (Chromium 156 MLContext::writeTensor compares byte lengths only). On hardware adapters a copy
+   * of less than 64 KiB is held and written right before the context's next dispatch / readTensor /
+   * exportToGPU (the upload then reaches the GPU process with the work that reads it); a larger one
+   * goes into the tensor's mapped upload buffer and out at once (gpu/pending_writes.js).
    * @throws {TypeError} foreign/destroyed/non-writable tensor, mismatched data, tensor exported to WebGPU
    * @throws {DOMException} InvalidStateError when the context is lost
    */
@@ -147,7 +148,11 @@ export class MLContext {
     const s = liveSlots(this);
     checkNotExported(t, 'writeTensor');
     if (s.cpu) s.cpu.write(t, bytesOf(inputData));
-    else if (s.deferWrites ?? s.completion.active) s.pendingWrites.add(t, bytesOf(inputData), s.stageWrites !== false);
+    else if (s.deferWrites ?? s.completion.active) {
+      // a write into the tensor's upload buffer goes out at once (gpu/pending_writes.js)
+      const staged = s.pendingWrites.add(t, bytesOf(inputData), s.stageWrites !== false);
+      if (staged && !s.holdStagedWrites) s.pendingWrites.flush();
+    }
     else {
       // writes held while holding was on (configureContext may turn fastReadback off) go out
       // first: flushed later, an older copy would replace this newer data

@@ -1,5 +1,6 @@
 /**
- * writeTensor() uploads held back until the context next puts work on its queue: one
+ * writeTensor() uploads: copies held back until the context next puts work on its queue, or
+ * written into a mapped upload buffer per tensor and sent at once (64 KiB or more, below): one
  * PendingWrites per WebGPU MLContext (the context slot `pendingWrites`).
  *
  * Why: Blink hands a page's WebGPU calls to the GPU process in batches, one per microtask
@@ -41,6 +42,15 @@
  * read alone: Blink copies writeBuffer's bytes once more into its command stream, the mapped
  * buffer's pages are shared with the GPU process already. The context slot `stageWrites` false
  * turns the upload buffers off (tools/bench_latency.py compares).
+ *
+ * A write into the upload buffer is not held: writeTensor flushes at once (context.js; with it
+ * any writes held before, in order), so its unmap and copy reach the GPU process in the batch of
+ * the writeTensor call, and ORT's awaits before dispatch overlap them. On the H200 (tools.bench_ort
+ * --slots, builder and WebNN EP alternating, two rounds, 2026-12-03) ORT's WebNN EP read BERT-base
+ * 3.60 / 3.78 ms median latency so against 3.87 / 3.87 held until dispatch, the 2-layer encoder
+ * 1.03 / 1.04 against 1.14 / 1.15; our builder path (one batch either way) 3.28 / 3.35 against
+ * 3.34 / 3.55. (The batch-of-its-own penalty above was measured while gpu/completion.js nudged in
+ * every task.) The context slot `holdStagedWrites` true holds them as the host copies are.
  */
 
 /** Writes of at least this many bytes go through the tensor's mapped upload buffer. */
@@ -75,6 +85,7 @@ export class PendingWrites {
    * @param {object} t tensor slots (`buffer`, `destroyed`; `uploadStaging` is set here)
    * @param {Uint8Array} bytes the tensor's bytes (copied here, padded to a multiple of 4)
    * @param {boolean} [stage=true] false: keep the copy in the host buffer whatever the size
+   * @returns {boolean} whether the copy went into the upload buffer
    */
   add(t, bytes, stage = true) {
     if (this.dropped) return;
@@ -101,6 +112,7 @@ export class PendingWrites {
       this.writes.push({t, bytes: copy});
     }
     if (this.timer === null) this.timer = setTimeout(() => { this.timer = null; this.flush(); }, 0);
+    return Boolean(staged);
   }
 
   /**
