@@ -314,27 +314,52 @@ def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url
         np.testing.assert_allclose(np.array(got, dtype=np.float64), graph(big_values(k)), rtol=1e-6, atol=1e-4)
 
 
-def test_forced_upload_buffer_keeps_exact_bytes_and_goes_with_the_tensor(webnn_page, server_url):
-    """An odd-length uint8 write past STAGE_BYTES reads back byte for byte (the padding is zeroed);
-    a replaced held write refills the same buffer; a destroyed tensor's held write is dropped and
-    its upload buffer destroyed, without an error."""
+def test_forced_upload_buffer_refill_destroy_and_device_loss(webnn_page, server_url):
+    """An odd-length uint8 write past STAGE_BYTES reads back byte for byte; with writes held
+    (holdStagedWrites) a replaced write refills the same mapped buffer (no writeBuffer at all);
+    a destroyed tensor destroys its upload buffer; after the application destroys the device of
+    a createContext(gpuDevice) context, a write (the mapping detached) throws nothing but the
+    spec's InvalidStateError."""
     r = run(webnn_page, server_url, """
-      const context = await navigator.ml.createContext();
-      contextSlots(context).deferWrites = true;
+      const {tensorSlots} = await import('/polyfill/tensor.js');
       const {STAGE_BYTES} = await import('/polyfill/gpu/pending_writes.js');
+      const context = await navigator.ml.createContext();
+      const s = contextSlots(context);
+      s.deferWrites = true;
+      s.holdStagedWrites = true;
       const n = 65537;
       const t = await context.createTensor({dataType: 'uint8', shape: [n], writable: true, readable: true});
       const a = Uint8Array.from({length: n}, (_, i) => (i * 13 + 5) % 256);
       const b = Uint8Array.from({length: n}, (_, i) => 255 - (i % 200));
+      const log = watchQueue();
       context.writeTensor(t, a);
       context.writeTensor(t, b);
       const back = new Uint8Array(await context.readTensor(t));
-      const ts = tensorSlotsOf(t);
+      log.stop();
+      const destroyed = [];
+      const destroy = GPUBuffer.prototype.destroy;
+      GPUBuffer.prototype.destroy = function () { destroyed.push(this.label); return destroy.apply(this, arguments); };
+      const ts = tensorSlots(t);
       const hadStaging = Boolean(ts.uploadStaging);
       context.writeTensor(t, a);
       t.destroy();
+      GPUBuffer.prototype.destroy = destroy;
       await new Promise((r) => setTimeout(r, 20));
-      return {above: n >= STAGE_BYTES, same: back.length === n && back.every((v, i) => v === b[i]), hadStaging,
-              freed: ts.uploadStaging === null};
-    """.replace("tensorSlotsOf", "(await import('/polyfill/tensor.js')).tensorSlots"))
-    assert r == {"above": True, "same": True, "hadStaging": True, "freed": True}
+      // the application's device, destroyed while the upload buffer is mapped
+      const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+      const shared = await navigator.ml.createContext(device);
+      contextSlots(shared).deferWrites = true;
+      const u = await shared.createTensor({dataType: 'uint8', shape: [n], writable: true});
+      shared.writeTensor(u, a);
+      await new Promise((r) => setTimeout(r, 50));
+      const mappedAgain = tensorSlots(u).uploadStaging.buffer.mapState;
+      device.destroy();
+      let thrown = 'none';
+      try { shared.writeTensor(u, b); } catch (e) { thrown = e.name; }
+      return {above: n >= STAGE_BYTES, same: back.length === n && back.every((v, i) => v === b[i]),
+              writeBuffers: log.filter((e) => e.startsWith('write ')).length, submits: log.filter((e) => e === 'submit').length,
+              hadStaging, freed: ts.uploadStaging === null && destroyed.includes('webnn:upload'), mappedAgain, thrown};
+    """)
+    assert r["above"] and r["same"] and r["hadStaging"] and r["freed"]
+    assert r["writeBuffers"] == 0 and r["submits"] == 2  # the one upload copy, the read's copy
+    assert r["mappedAgain"] == "mapped" and r["thrown"] in ("none", "InvalidStateError")

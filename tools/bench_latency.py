@@ -29,11 +29,12 @@ each model (a generated manifest under /models/<name>/, ``tools.bench_ort.prepar
   one-step graph's dispatch + its 4-byte read);
 - sizes: ``read`` (the model's output alone), ``read64k``, ``read1m`` (readTensor of 64 KiB /
   1 MiB); ``read1m-4x`` / ``read1m-16x`` (1 MiB through 4 / 16 staging buffers mapped at once),
-  ``read1m-parts`` / ``read1m-steps`` (by hand: the ms from the map's resolution to the copy's
-  end; getMappedRange, a first and a second ``slice`` of the mapped range, unmap, and a
+  ``read1m-parts`` / ``read1m-steps`` (by hand, printed as parts: ``copy``, the ms from the map's
+  resolution to the copy's end; getMappedRange, a first and a second ``slice`` of the mapped range, unmap, and a
   ``slice`` of an ordinary 1 MiB array); ``write1m`` (writeTensor of 1 MiB + a 4-byte read),
   ``write1m-raw`` (a bare writeBuffer), ``write1m-pieces`` (16 writeBuffers of 64 KiB),
-  ``write1m-mapped`` (a MAP_WRITE buffer mapped ahead, filled and copied),
+  ``write1m-mapped`` (a MAP_WRITE buffer mapped ahead, filled and copied; its round trip
+  includes mapping it again, its parts do not: ``fill``, and ``toRead`` up to the read's end),
   ``write1m-created`` (a new mappedAtCreation buffer per write);
 - back to back: ``--batch`` dispatches and one read, per inference.
 
@@ -206,7 +207,7 @@ _BODY = """
       'late-dense': () => lateDense(full),
       'read1m-4x': async () => { await readParts(4); },
       'read1m-16x': async () => { await readParts(16); },
-      'read1m-parts': async () => Promise.resolve(readParts(1)),
+      'read1m-parts': async () => ({copy: await readParts(1)}),
       'read1m-steps': async () => {
         const b = staged[1][0];
         const e = device.createCommandEncoder();
@@ -269,7 +270,7 @@ _BODY = """
       try { await run(); } finally { live = false; c.intervalMs = old; ch.port1.close(); }
     }
     const times = Object.fromEntries(modes.map((m) => [m, []]));
-    const spans = {stamped: [], 'one-stamped': [], 'read1m-parts': []};
+    const spans = {stamped: [], 'one-stamped': []};
     const parts = {};
     for (let i = 0; i < 3; i++) for (const m of modes) await modeFns[m]();
     for (let i = 0; i < reps; i++) {

@@ -182,6 +182,9 @@ export class MLContext {
     s.pendingWrites.flush();
     const size = byteLength(t.desc);
     const padded = paddedLength(size);
+    // the result, allocated before anything is queued; its pages are faulted in while the GPU
+    // works (host_memory.js; the context slot `faultInReads` false turns that off)
+    const result = outputData === undefined ? new ArrayBuffer(size) : null;
     const staging = s.pool.acquire(padded, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'webnn:readTensor');
     const encoder = s.device.createCommandEncoder({label: 'webnn:readTensor'});
     encoder.copyBufferToBuffer(t.buffer, 0, staging, 0, padded);
@@ -189,9 +192,6 @@ export class MLContext {
     let settle;
     const pending = new Promise((resolve, reject) => { settle = {resolve, reject}; });
     t.pending.add(settle);
-    // the result, its pages faulted in while the GPU works (host_memory.js; the context slot
-    // `faultInReads` false turns that off, for tools/bench_latency.py)
-    const result = outputData === undefined ? new ArrayBuffer(size) : null;
     if (result && size >= FAULT_IN_BYTES && s.faultInReads !== false) queueMicrotask(() => touchPages(result));
     s.completion.wait(staging.mapAsync(GPUMapMode.READ, 0, padded)).then(() => {
       if (!t.pending.has(settle)) return;

@@ -38,8 +38,8 @@
  * queue.writeBuffer. Why: on the H200 host (Chromium 156, tools/bench_latency.py, 2026-12-03,
  * 40 runs each, with a 4-byte read to wait for it) a 1 MiB writeTensor held in the host buffer
  * read 1.05 / 1.35 ms (runs back to back / after 5 ms idle), a bare writeBuffer 0.81 / 1.11, and
- * the mapped upload buffer 0.69 / 1.11 (filling it 0.12-0.18 ms), against 0.24 / 0.58 ms for the
- * read alone: Blink copies writeBuffer's bytes once more into its command stream, the mapped
+ * a mapped upload buffer 0.53 / 0.90 (filling it 0.12 / 0.18 ms, then unmap, copy and the read
+ * 0.41 / 0.72), against 0.24 / 0.58 ms for the read alone: Blink copies writeBuffer's bytes once more into its command stream, the mapped
  * buffer's pages are shared with the GPU process already. The context slot `stageWrites` false
  * turns the upload buffers off (tools/bench_latency.py compares).
  *
@@ -82,7 +82,8 @@ export class PendingWrites {
    * buffer kept per tensor (allocating 1.5 MB afresh took 0.6 ms on a 2-core VM, copying into a
    * kept one 0.04 ms). By the next write of the tensor the last copy has been written (flush) or
    * replaced.
-   * @param {object} t tensor slots (`buffer`, `destroyed`; `uploadStaging` is set here)
+   * @param {object} t tensor slots (`buffer`, `destroyed`; `uploadStaging` is set here: a GPU
+   *   buffer of the tensor's size, kept until the tensor is destroyed)
    * @param {Uint8Array} bytes the tensor's bytes (copied here, padded to a multiple of 4)
    * @param {boolean} [stage=true] false: keep the copy in the host buffer whatever the size
    * @returns {boolean} whether the copy went into the upload buffer
@@ -116,16 +117,28 @@ export class PendingWrites {
   }
 
   /**
-   * The tensor's upload buffer when it is mapped and not holding a write, else null.
-   * @returns {{buffer: GPUBuffer, range: Uint8Array, filled: boolean, mapping: boolean}|null}
+   * The tensor's upload buffer when it is mapped and not holding a write, else null (the caller
+   * keeps a host copy instead): made, mapped, on the first call; null also when it cannot be made
+   * (nothing is kept then, and the next write tries again) or its mapping was detached (the
+   * application destroyed the device before the context noticed the loss).
+   * @param {object} t tensor slots (`uploadStaging` is set here)
+   * @param {number} padded the tensor's byte length rounded up to a multiple of 4
+   * @returns {{buffer: GPUBuffer, range: Uint8Array, filled: boolean}|null}
    */
   uploadBuffer(t, padded) {
     let st = t.uploadStaging;
     if (!st) {
-      const buffer = this.device.createBuffer({size: padded, usage: STAGE_USAGE, mappedAtCreation: true, label: 'webnn:upload'});
-      st = t.uploadStaging = {buffer, range: new Uint8Array(buffer.getMappedRange()), filled: false, mapping: false};
+      let buffer = null;
+      try {
+        buffer = this.device.createBuffer({size: padded, usage: STAGE_USAGE, mappedAtCreation: true, label: 'webnn:upload'});
+        st = t.uploadStaging = {buffer, range: new Uint8Array(buffer.getMappedRange()), filled: false};
+      } catch {
+        buffer?.destroy();
+        return null;
+      }
     }
-    return st.range && !st.filled ? st : null;
+    const mapped = st.range && st.range.byteLength === padded && st.buffer.mapState === 'mapped';
+    return mapped && !st.filled ? st : null;
   }
 
   /**
@@ -155,12 +168,10 @@ export class PendingWrites {
     if (!encoder) return;
     this.device.queue.submit([encoder.finish()]);
     for (const {t, st} of staged) {
-      st.mapping = true;
       st.buffer.mapAsync(GPUMapMode.WRITE).then(() => {
-        st.mapping = false;
         if (t.destroyed || this.dropped) return;
         st.range = new Uint8Array(st.buffer.getMappedRange());
-      }, () => { st.mapping = false; });
+      }).catch(() => {});  // destroyed meanwhile (tensor, context, device): the buffer is done with
     }
   }
 
