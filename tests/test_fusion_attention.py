@@ -13,6 +13,7 @@ import pytest
 from tests.conformance.cases import fusion as fusion_cases
 from tests.conformance.cases import transformer as transformer_cases
 from tests.conformance.family_helpers import assert_all_pass, run_cases
+from tests.graph_runner import open_harness
 from tests.test_fusion import _case_steps
 
 # the tests only run JS on the harness and leave nothing on the page that a later test relies on: one page
@@ -141,6 +142,7 @@ def _attention_edge_cases():
     return [
         case("1x1x1", u(1, 1), u(1, 1), u(1, 1)),
         case("d64-s33", u(2, 3, 64), u(2, 64, 33), u(2, 33, 64)),
+        case("m40-d24-s70", u(3, 40, 24), u(3, 24, 70), u(3, 70, 40), [("mul", "scale")], {"scale": np.array([0.2])}),
         case("d64-s1000-first-tile-masked", u(2, 5, 64), u(2, 64, 1000), u(2, 1000, 64), [("add", "mask")], {"mask": mask}),
         case("no-batch", u(5, 4), u(4, 7), u(7, 3)),
         case("batch-3-broadcast", u(2, 1, 2, 5, 4), u(3, 1, 4, 7), u(2, 3, 2, 7, 3)),
@@ -176,3 +178,71 @@ def test_fused_attention_edge_values(webnn_page, server_url):
     folded = next(r for r in results if r["name"].endswith("/edge-301-heads-folded"))
     assert folded["grids"] == [[16, 10, 2]], folded["grids"]
     assert_all_pass(results)
+
+
+#: kernel configurations (ops/attention.js chooseAttentionConfig) besides the default 16 rows x
+#: 8 invocations x 32 keys: more invocations a row (2 and 1 scores each), fewer rows (a tile of Q
+#: smaller than the workgroup: the guarded load), 64-key tiles, one row a workgroup; one that
+#: does not fit WebGPU's default 16 KB of workgroup memory is the last (the harness's device
+#: has the adapter's limit)
+CONFIGS = [{"rows": 8, "perRow": 16, "keys": 32}, {"rows": 4, "perRow": 32, "keys": 32},
+           {"rows": 8, "perRow": 32, "keys": 32}, {"rows": 1, "perRow": 16, "keys": 16},
+           {"rows": 8, "perRow": 16, "keys": 64}]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c['rows']}x{c['perRow']}x{c['keys']}")
+def test_fused_attention_configs(webnn_page, server_url, config):
+    """The fused step in each kernel configuration of CONFIGS (kernelOverrides.attentionConfig)
+    on the edge cases with masks of -Inf (a whole first tile), NaN/±Inf, 33 and 1000 keys, head
+    sizes 1 to 64, 40 rows of 70 keys, broadcast batches and a transposed store: one step each,
+    of the configuration's workgroup size and grid, values against float64 NumPy."""
+    keep = ("1x1x1", "d64-s33", "m40-d24-s70", "d64-s1000-first-tile-masked", "batch-3-broadcast", "mask-row",
+            "nan-inf", "scores-1e30", "store-transposed")
+    cases = [c for c in _attention_edge_cases() if c["name"].split("edge-", 1)[1] in keep]
+    assert len(cases) == len(keep)
+    results = run_cases(webnn_page, server_url, cases, {"attention": True, "attentionConfig": config}, steps=True)
+    assert all(len(r["steps"]) == 1 for r in results), results
+    # the configuration asked for is the one that ran: 3 heads of 40 rows in blocks of `rows`
+    m40 = next(r for r in results if r["name"].endswith("/edge-m40-d24-s70"))
+    size = m40["sizes"][0]
+    assert (size if isinstance(size, int) else np.prod(size)) == config["rows"] * config["perRow"], m40
+    assert np.prod(m40["grids"][0]) == 3 * -(-40 // config["rows"]), m40
+    assert_all_pass(results)
+
+
+_HARDWARE_ATTENTION_JS = """
+async (heads) => {
+  const {graphSlots} = await import('/polyfill/graph.js');
+  const {contextSlots} = await import('/polyfill/context.js');
+  const context = await navigator.ml.createContext();
+  // the plan an NVIDIA H200 gets (the attention fusion and its configuration read the adapter info)
+  contextSlots(context).adapterInfo = {vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false};
+  const out = {};
+  try {
+    for (const d of heads) {
+      const b = new MLGraphBuilder(context);
+      const q = b.input('q', {dataType: 'float32', shape: [3, 40, d]});
+      const k = b.input('k', {dataType: 'float32', shape: [3, d, 50]});
+      const v = b.input('v', {dataType: 'float32', shape: [3, 50, d]});
+      const graph = await b.build({y: b.matmul(b.softmax(b.matmul(q, k), 2), v)});
+      out[d] = graphSlots(graph).plan.describeSteps().map((s) => [s.kernel, s.workgroupSize, s.workgroups]);
+      graph.destroy();
+    }
+  } finally {
+    context.destroy();
+  }
+  return out;
+}
+"""
+
+
+def test_attention_config_on_a_hardware_adapter(webnn_page, server_url):
+    """On a hardware adapter (its adapter info given to a SwiftShader context) attention is one
+    step, in blocks of 4 query rows with 32 invocations a row for head sizes of 32 or more (3
+    heads of 40 rows: 30 workgroups) and in the default blocks of 16 rows with 8 a row below
+    that (9 workgroups); test_ort_webnn_ep's hardware-plan test runs the wide one's values."""
+    open_harness(webnn_page, server_url)
+    got = webnn_page.evaluate(_HARDWARE_ATTENTION_JS, [64, 32, 16])
+    flat = {d: [(kernel, size if isinstance(size, int) else int(np.prod(size)), int(np.prod(grid))) for kernel, size, grid in steps]
+            for d, steps in got.items()}
+    assert flat == {"64": [("attention", 128, 30)], "32": [("attention", 128, 30)], "16": [("attention", 128, 9)]}, got

@@ -83,21 +83,23 @@ async ([casesJson, overrides, withSteps, workgroupLimit]) => {
   const build = MLGraphBuilder.prototype.build;
   let steps = null;
   let grids = null;
+  let sizes = null;
   if (withSteps) {
     MLGraphBuilder.prototype.build = async function (...args) {
       const graph = await build.apply(this, args);
       const described = graphSlots(graph).plan.describeSteps();
       steps = described.map((st) => st.operators.map((o) => o.type));
       grids = described.map((st) => st.workgroups);
+      sizes = described.map((st) => st.workgroupSize);
       return graph;
     };
   }
   const results = [];
   try {
     for (const c of cases) {
-      steps = grids = null;
+      steps = grids = sizes = null;
       const r = c.js !== undefined ? await runValidationCase(context, c) : await runGraphCase(context, c);
-      results.push(withSteps ? {...r, steps, grids} : r);
+      results.push(withSteps ? {...r, steps, grids, sizes} : r);
     }
   } finally {
     MLGraphBuilder.prototype.build = build;
@@ -117,7 +119,8 @@ def run_cases(page, base_url: str, cases: Sequence[dict], overrides: Mapping[str
             (e.g. ``{"matmul": "tiled"}``), so kernels the adapter would not pick are tested too.
         steps: also return, per graph case, ``steps``: the builder operator types of each GPU
             step of the graph it built (as compile/plan.js describeSteps() lists them), and
-            ``grids``: each step's workgroup grid ``[x, y, z]``.
+            ``grids``: each step's workgroup grid ``[x, y, z]``, ``sizes``: its workgroup size
+            (invocations).
         workgroup_limit: the workgroups per grid dimension the context's device reports
             (tests.graph_batch.LIMIT_WORKGROUPS_JS), None for its own.
 

@@ -7,34 +7,47 @@
  * the projections, compile/views.js), Y is written through strides (straight into a following
  * transpose's layout, as the matrix kernels do).
  *
- * Flash-style (one pass over the keys, online softmax): one workgroup of 128 invocations per
- * (batch, block of TQ = 16 query rows). The block's Q rows sit in workgroup memory; the keys pass
- * in tiles of KB = 32: the tile of K through workgroup memory, each invocation computing 4
- * scores of one row (8 invocations a row) through the first matmul's epilogue (ops/epilogue.js:
- * the stages' own semantics and float16 rounding, `i` the score's row-major index in the scores'
- * shape); the row's running maximum m (NaN-propagating) and the tile's probabilities
- * exp(s - m) follow; the running sum l and the invocation's Dv / 8 output accumulators are scaled
- * by exp(m_old - m) and the tile of V (through the same workgroup memory) is added in. At the end
- * Y = acc / l, all in f32. NaN and ±Inf follow ops/softmax.js: a row whose maximum is NaN or
- * ±Inf (a row of only -Inf included) is NaN; a row's -Inf scores weigh 0. A float16 graph's
- * scores are rounded to binary16 as the unfused first matmul stores them; its probabilities are
- * not (the unfused softmax rounds them), a difference within float16 rounding of a sum of
- * weights that add to 1. Needs D <= 64 and Dv <= 64 (attentionFits); compile/attention.js
- * leaves other shapes unfused. Workgroup memory: 3,904 f32 (15.6 KB, within WebGPU's default
- * 16 KB).
+ * Flash-style (one pass over the keys, online softmax): one workgroup of `rows * perRow`
+ * invocations per (batch, block of `rows` query rows), a configuration (chooseAttentionConfig).
+ * The block's Q rows sit in workgroup memory; the keys pass in tiles of `keys`: the tile of K
+ * through workgroup memory, each of a row's `perRow` invocations computing keys / perRow scores
+ * of it through the first matmul's epilogue (ops/epilogue.js: the stages' own semantics and
+ * float16 rounding, `i` the score's row-major index in the scores' shape); the row's running
+ * maximum m (NaN-propagating) and the tile's probabilities exp(s - m) follow; the running sum l
+ * and the invocation's Dv / perRow output accumulators are scaled by exp(m_old - m) and the
+ * tile of V (through the same workgroup memory) is added in. At the end Y = acc / l, all in f32.
+ * NaN and ±Inf follow ops/softmax.js: a row whose maximum is NaN or ±Inf (a row of only -Inf
+ * included) is NaN; a row's -Inf scores weigh 0. A float16 graph's scores are rounded to binary16
+ * as the unfused first matmul stores them; its probabilities are not (the unfused softmax rounds
+ * them), a difference within float16 rounding of a sum of weights that add to 1. Needs D <= 64
+ * and Dv <= 64 (attentionFits); compile/attention.js leaves other shapes unfused. The default
+ * configuration (16 rows, 8 invocations a row, tiles of 32 keys) takes 3,904 f32 of workgroup
+ * memory (15.6 KB, within WebGPU's default 16 KB); on hardware adapters with a GPU of many cores
+ * smaller blocks of rows with more invocations a row fill it better (chooseAttentionConfig).
  */
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {F16_ROUND, storeExpr, wgslType} from '../gpu/types.js';
 import {addEpilogue} from './epilogue.js';
 import {batchStridesOf} from '../compile/views.js';
+import {isSoftwareAdapter} from './adapter_kind.js';
 
-/** Invocations per workgroup. */
-const THREADS = 128;
-/** Query rows per workgroup. */
-const TQ = 16;
-/** Keys per tile; each of a row's THREADS / TQ = 8 invocations holds KB / 8 of its scores. */
-const KB = 32;
-const PER_ROW = THREADS / TQ;
+/**
+ * A kernel configuration: `rows` query rows a workgroup, `perRow` invocations a row (a power of
+ * two; rows * perRow invocations), `keys` keys a tile (a power of two, a multiple of perRow).
+ * @typedef {{rows: number, perRow: number, keys: number}} AttentionConfig
+ */
+/** The configuration where nothing else is chosen (and on software adapters). */
+const DEFAULT_CONFIG = Object.freeze({rows: 16, perRow: 8, keys: 32});
+/**
+ * On hardware adapters, for head sizes of at least WIDE_HEAD (so that padding to 32 costs
+ * little): 4 rows a workgroup, 32 invocations a row, each one score of a 32-key tile and Dv / 32
+ * outputs. Four times the invocations of DEFAULT_CONFIG for the same work, for GPUs of many
+ * cores: on an NVIDIA H200 the small encoder's attention step (4 heads x 128 x 128, head size
+ * 64) took 18 against 25 us (profiling mode), BERT-base's whole plan 1.96 against 2.01 ms back
+ * to back (tools/bench_anatomy, 2026-12-04). 2,728 f32 (10.9 KB) of workgroup memory.
+ */
+const WIDE_CONFIG = Object.freeze({rows: 4, perRow: 32, keys: 32});
+const WIDE_HEAD = 32;
 /** The largest head size D (of Q and K) and Dv (of V) the workgroup memory takes. */
 const MAX_D = 64;
 
@@ -50,14 +63,53 @@ function pow2(n, least) {
   return p;
 }
 
+/** Head sizes padded for configuration `cfg`: DP >= D (Q, K) and VP >= Dv (V), powers of two. */
+function paddedSizes(cfg, D, DV) {
+  return {dp: pow2(D, Math.max(8, cfg.perRow)), vp: pow2(DV, cfg.perRow)};
+}
+
+/** Workgroup memory of configuration `cfg` for padded head sizes dp, vp, in bytes. */
+function storageBytes(cfg, dp, vp) {
+  const threads = cfg.rows * cfg.perRow;
+  return 4 * (cfg.rows * (dp + 1) + cfg.keys * Math.max(dp + 1, vp) + cfg.rows * (cfg.keys + 1) + 2 * threads);
+}
+
+/** Whether `cfg` is a valid configuration (powers of two, keys a multiple of perRow, at most 256 invocations). */
+function validConfig(cfg) {
+  const p2 = (n) => Number.isInteger(n) && n >= 1 && (n & (n - 1)) === 0;
+  return p2(cfg?.rows) && p2(cfg?.perRow) && p2(cfg?.keys) && cfg.keys >= cfg.perRow && cfg.rows * cfg.perRow <= 256;
+}
+
+/**
+ * The configuration of the fused step for M query rows, S keys and head sizes D / Dv, `batches`
+ * heads: the context slot `kernelOverrides.attentionConfig` where set (tests, benchmarks), else
+ * WIDE_CONFIG on hardware adapters for head sizes of WIDE_HEAD or more, else DEFAULT_CONFIG; a
+ * configuration whose workgroup memory or invocations the device does not
+ * allow falls back to DEFAULT_CONFIG (which fits WebGPU's default limits).
+ * @returns {AttentionConfig}
+ */
+export function chooseAttentionConfig(ctx, M, S, D, DV, batches) {
+  const want = ctx.kernelOverrides?.attentionConfig;
+  const wide = !isSoftwareAdapter(ctx) && D >= WIDE_HEAD && DV >= WIDE_HEAD;
+  const cfg = want ? {rows: want.rows, perRow: want.perRow, keys: want.keys} : wide ? WIDE_CONFIG : DEFAULT_CONFIG;
+  if (!validConfig(cfg)) return DEFAULT_CONFIG;
+  const {dp, vp} = paddedSizes(cfg, D, DV);
+  const limits = ctx.device?.limits;
+  const fits = !limits || (storageBytes(cfg, dp, vp) <= limits.maxComputeWorkgroupStorageSize
+    && cfg.rows * cfg.perRow <= limits.maxComputeInvocationsPerWorkgroup);
+  return fits ? cfg : DEFAULT_CONFIG;
+}
+
 /**
  * The shader for head sizes padded to powers of two DP >= D (Q, K) and VP >= Dv (V): every
  * loop has a fixed trip count (tile loads of DP / 4 and VP / 4 elements an invocation, issued
  * together; DP multiply-adds a score; KB a tile's output update), so that the compiler unrolls
  * them and global loads overlap; padding is zeros (Q, K, V) and -Inf scores.
  */
-function attentionShader(dataType, batchRank, dp, vp) {
+function attentionShader(dataType, batchRank, dp, vp, cfg) {
   const T = wgslType(dataType);
+  const {rows: TQ, perRow: PER_ROW, keys: KB} = cfg;
+  const THREADS = TQ * PER_ROW;
   const cols = vp / PER_ROW;
   const shader = new Shader('attention').read('Q', T).read('K', T).read('V', T).write('Y', T);
   for (const n of ['M', 'S', 'D', 'DV', 'batches', 'blocks', 'q_base', 'q_sm', 'q_sk', 'k_base', 'k_sk', 'k_sn',
@@ -74,11 +126,12 @@ function attentionShader(dataType, batchRank, dp, vp) {
   const per = KB / PER_ROW;
   const range = (n) => [...Array(n).keys()];
   const lg = (n) => Math.log2(n);
-  // element e of a tile of `rows` x `width` (a power of two): e >> lg(width), e & (width - 1)
-  // element e of a tile of `rows` x `width` (a power of two): e >> lg(width), e & (width - 1);
-  // a fixed trip count, so that the loads can be issued together
-  const tileLoad = (name, rows, width, load, store) => `    for (var i = 0u; i < ${rows * width / THREADS}u; i++) {
-      let e = li + i * ${THREADS}u;
+  // element e of a tile of `rows` x `width` (powers of two): e >> lg(width), e & (width - 1);
+  // a fixed trip count, so that the loads can be issued together (a tile smaller than the
+  // workgroup: one guarded load)
+  const tileLoad = (name, rows, width, load, store) => `    for (var i = 0u; i < ${Math.max(1, rows * width / THREADS)}u; i++) {
+      let e = li + i * ${THREADS}u;${rows * width < THREADS ? `
+      if (e >= ${rows * width}u) { break; }` : ''}
       let ${name} = ${load(`(e >> ${lg(width)}u)`, `(e & ${width - 1}u)`)};
       ${store(`(e >> ${lg(width)}u)`, `(e & ${width - 1}u)`, name)};
     }`;
@@ -174,10 +227,12 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   const vk = L.view(kt);
   const vv = L.view(v);
   const tail = (x) => x.strides.slice(x.strides.length - 2);
-  const blocks = Math.ceil(M / TQ);
-  const {shader, body} = attentionShader(dataType, batchShape.length, pow2(D, 8), pow2(DV, PER_ROW));
+  const cfg = chooseAttentionConfig(L.ctx, M, S, D, DV, batches);
+  const blocks = Math.ceil(M / cfg.rows);
+  const {dp, vp} = paddedSizes(cfg, D, DV);
+  const {shader, body} = attentionShader(dataType, batchShape.length, dp, vp, cfg);
   const ep = addEpilogue(shader, L, scores, {uses: body});
-  shader.main(body, {workgroupSize: THREADS, guard: false});
+  shader.main(body, {workgroupSize: cfg.rows * cfg.perRow, guard: false});
   const [ysm, ysn] = yStrides ?? [DV, 1];
   const uniforms = {
     M, S, D, DV, batches, blocks,
