@@ -7,8 +7,16 @@ context's ``kernelOverrides`` slot: ``default`` is the adapter's choice, ``nospl
 ``{splitK: 1}``, so no matrix product is split along K; ``noattention`` / ``attention``
 (``{attention: false / true}``) leave matmul -> softmax -> matmul unfused or fuse it
 (compile/attention.js; fused by default on hardware adapters); ``split64`` and ``split256``
-split towards 64 or 256 (``split32``: 32) workgroups instead of 128, which moves the 4-way band
-with it (to 48-63 and 192-255 workgroups; see ops/matmul_kernels.js splitCount()) the page:
+split towards 64 or 256 (``split32``: 32, ``split120``: 120)
+workgroups instead of 128, which moves the 4-way band
+with it (to 48-63 and 192-255 workgroups; see ops/matmul_kernels.js splitCount()); ``near1`` /
+``near2`` / ``near3`` split the products of 96-127 workgroups 1 (not at all), 2 or 3 ways
+instead of 4 (``kernelOverrides.nearSplit``); ``ceil`` splits the products of under 64
+workgroups into the fewest ranges that reach 128 workgroups, past it (the rule before
+2026-12-04), not the most that stay within it;
+``attention-RxPxK`` runs the fused attention step in that kernel configuration (R query rows a
+workgroup, P invocations a row, K keys a tile; ops/attention.js); ``NAME~2`` runs a variant
+once more, later in the page, so that the host's drift shows) the page:
 
 - encodes the plan's first k steps (k in ``--prefixes``, and all) in one compute pass with the
   pass's beginning/end timestamps, submits, and maps the 16 timestamp bytes (nudged as
@@ -45,7 +53,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("bench-results/anatomy.json")
 VARIANTS = {"default": None, "nosplit": {"splitK": 1}, "noattention": {"attention": False}, "attention": {"attention": True}, "split64": {"splitGroups": 64},
-            "split256": {"splitGroups": 256, "splitMinK": 32}, "split32": {"splitGroups": 32}}
+            "split256": {"splitGroups": 256, "splitMinK": 32}, "split32": {"splitGroups": 32},
+            "split120": {"splitGroups": 120}, "near1": {"nearSplit": 1}, "near2": {"nearSplit": 2}, "near3": {"nearSplit": 3},
+            "ceil": {"splitRound": "ceil"}}
+#: the fused attention step's kernel configurations (ops/attention.js chooseAttentionConfig):
+#: ``attention-RxPxK`` is R query rows a workgroup, P invocations a row, tiles of K keys
+VARIANTS.update({f"attention-{r}x{p}x{k}": {"attentionConfig": {"rows": r, "perRow": p, "keys": k}}
+                 for r, p, k in [(16, 8, 32), (8, 16, 32), (16, 16, 32), (4, 32, 32), (8, 32, 32), (8, 16, 64), (4, 16, 32)]})
 
 _BODY = """
   const {graphSlots} = await import('/polyfill/graph.js');
@@ -235,7 +249,7 @@ def bench(models: list[str], prefixes: list[int], reps: int, variants: list[str]
     """Run the page in a fresh headless browser (a new one when no adapter appears)."""
     from tools.bench_page import page_function, run_in_harness
 
-    chosen = {v: VARIANTS[v] for v in variants}
+    chosen = {v: VARIANTS[v.split("~", 1)[0]] for v in variants}
     return run_in_harness(page_function("[models, prefixes, reps, variants]", _BODY, profile=True),
                           [models, prefixes, reps, chosen], timeout_s)
 
@@ -246,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="efficientnet-lite0,mobilenetv2,bert-encoder")
     parser.add_argument("--prefixes", default="1,2,4,8,16,32")
     parser.add_argument("--reps", type=int, default=40)
-    parser.add_argument("--variants", default="default,nosplit", help=f"of {', '.join(VARIANTS)}")
+    parser.add_argument("--variants", default="default,nosplit",
+                        help=f"of {', '.join(VARIANTS)}; NAME~2 runs NAME again (to see the host drift)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=400.0, help="seconds for the whole page run")
     args = parser.parse_args(argv)

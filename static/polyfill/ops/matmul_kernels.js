@@ -25,7 +25,7 @@ import {addEpilogue} from './epilogue.js';
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
 const WIDE_TILES = 96;
-/** Split K (products of fewer than half this many workgroups) until a product has about this many... */
+/** Split K (products of fewer than half this many workgroups) into as many ranges as keep a product within this many workgroups... */
 const SPLIT_GROUPS = 128;
 /** ...products of three quarters as many up to SPLIT_GROUPS this many ways (those between half and three quarters: none). */
 const NEAR_SPLIT = 4;
@@ -56,12 +56,17 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
  * sequence 512 its attention-output and FFN-out products, 96 workgroups read only by a layer
  * normalization that adds the partial sums, and its FFN-in product, 96 tiles of 128x128:
  * BERT-base-512 ran 5.6-5.7 against 7.2-8.1 ms back to back); 1 from half of it (the Q/K/V
- * product, 72 workgroups: 45 us unsplit, 33 + 11 us split, not worth a dispatch); else enough
- * splits to reach SPLIT_GROUPS. Each range is at least
+ * product, 72 workgroups: 45 us unsplit, 33 + 11 us split, not worth a dispatch); else as many
+ * splits as keep the product within SPLIT_GROUPS workgroups (at least 2), not more: past the
+ * GPU's core count some cores run two workgroups and the product waits for them (the H200 has
+ * 132; BERT-base's output-projection and FFN-out products, 24 workgroups, split 5 ways (120)
+ * rather than 6 (144) took the whole plan from 1.96 to 1.81 ms back to back, interleaved
+ * pages, 2026-12-04, tools/bench_anatomy's split120 variant, which splits them so). Each range is at least
  * SPLIT_MIN_K deep. On an H200 a 64x64 tiled 1x1 convolution 1152 -> 192 channels over a 7x7
  * map is 3 workgroups unsplit. Context slots for tests and benchmarks: `kernelOverrides.splitK`
- * forces a count (1: never split), `kernelOverrides.splitGroups` / `splitMinK` replace the two
- * constants.
+ * forces a count (1: never split), `kernelOverrides.splitGroups` / `splitMinK` / `nearSplit`
+ * replace those constants, `kernelOverrides.splitRound` 'ceil' splits past SPLIT_GROUPS as
+ * before 2026-12-04 (the fewest splits that reach it; an A/B knob).
  * @returns {number} splits (1 = none)
  */
 export function splitCount(ctx, groups, K) {
@@ -70,9 +75,9 @@ export function splitCount(ctx, groups, K) {
   const target = o.splitGroups ?? SPLIT_GROUPS;
   if (isSoftwareAdapter(ctx) || groups >= target) return 1;
   let wanted;
-  if (groups >= target * 3 / 4) wanted = NEAR_SPLIT;
+  if (groups >= target * 3 / 4) wanted = o.nearSplit ?? NEAR_SPLIT;
   else if (groups >= target / 2) return 1;
-  else wanted = Math.ceil(target / groups);
+  else wanted = o.splitRound === 'ceil' ? Math.ceil(target / groups) : Math.max(2, Math.floor(target / groups));
   const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
   return Math.min(SPLIT_MAX, most, wanted);
 }
