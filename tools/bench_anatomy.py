@@ -13,7 +13,8 @@ with it (to 48-63 and 192-255 workgroups; see ops/matmul_kernels.js splitCount()
 ``near2`` / ``near3`` split the products of 96-127 workgroups 1 (not at all), 2 or 3 ways
 instead of 4 (``kernelOverrides.nearSplit``); ``ceil`` splits the products of under 64
 workgroups into the fewest ranges that reach 128 workgroups, past it (the rule before
-2026-12-04), not the most that stay within it;
+2026-12-04), not the most that stay within it; ``wide``: every tiled product in 128x128 tiles
+(``kernelOverrides.matmul``: ``tiled128``), split by the same rule;
 ``attention-RxPxK`` runs the fused attention step in that kernel configuration (R query rows a
 workgroup, P invocations a row, K keys a tile; ops/attention.js); ``NAME~2`` runs a variant
 once more, later in the page, so that the host's drift shows) the page:
@@ -55,7 +56,8 @@ DEFAULT_OUT = Path("bench-results/anatomy.json")
 VARIANTS = {"default": None, "nosplit": {"splitK": 1}, "noattention": {"attention": False}, "attention": {"attention": True}, "split64": {"splitGroups": 64},
             "split256": {"splitGroups": 256, "splitMinK": 32}, "split32": {"splitGroups": 32},
             "split120": {"splitGroups": 120}, "near1": {"nearSplit": 1}, "near2": {"nearSplit": 2}, "near3": {"nearSplit": 3},
-            "ceil": {"splitRound": "ceil"}}
+            "ceil": {"splitRound": "ceil"},
+            "wide": {"matmul": "tiled128"}}
 #: the fused attention step's kernel configurations (ops/attention.js chooseAttentionConfig):
 #: ``attention-RxPxK`` is R query rows a workgroup, P invocations a row, tiles of K keys
 VARIANTS.update({f"attention-{r}x{p}x{k}": {"attentionConfig": {"rows": r, "perRow": p, "keys": k}}
