@@ -81,23 +81,22 @@ function validConfig(cfg) {
 }
 
 /**
- * The configuration of the fused step for M query rows, S keys and head sizes D / Dv, `batches`
- * heads: the context slot `kernelOverrides.attentionConfig` where set (tests, benchmarks), else
- * WIDE_CONFIG on hardware adapters for head sizes of WIDE_HEAD or more, else DEFAULT_CONFIG; a
- * configuration whose workgroup memory or invocations the device does not
- * allow falls back to DEFAULT_CONFIG (which fits WebGPU's default limits).
- * @returns {AttentionConfig}
+ * The configuration of the fused step for head sizes D (Q, K) and Dv (V), with those sizes
+ * padded for it: the context slot `kernelOverrides.attentionConfig` where set (tests,
+ * benchmarks), else WIDE_CONFIG on hardware adapters for head sizes of WIDE_HEAD or more, else
+ * DEFAULT_CONFIG; a configuration whose workgroup memory the device does not allow falls back
+ * to DEFAULT_CONFIG (which fits WebGPU's default limits; every valid configuration has at most
+ * the default 256 invocations).
+ * @returns {{cfg: AttentionConfig, dp: number, vp: number}}
  */
-export function chooseAttentionConfig(ctx, M, S, D, DV, batches) {
+export function chooseAttentionConfig(ctx, D, DV) {
   const want = ctx.kernelOverrides?.attentionConfig;
   const wide = !isSoftwareAdapter(ctx) && D >= WIDE_HEAD && DV >= WIDE_HEAD;
   const cfg = want ? {rows: want.rows, perRow: want.perRow, keys: want.keys} : wide ? WIDE_CONFIG : DEFAULT_CONFIG;
-  if (!validConfig(cfg)) return DEFAULT_CONFIG;
-  const {dp, vp} = paddedSizes(cfg, D, DV);
-  const limits = ctx.device?.limits;
-  const fits = !limits || (storageBytes(cfg, dp, vp) <= limits.maxComputeWorkgroupStorageSize
-    && cfg.rows * cfg.perRow <= limits.maxComputeInvocationsPerWorkgroup);
-  return fits ? cfg : DEFAULT_CONFIG;
+  const padded = validConfig(cfg) ? paddedSizes(cfg, D, DV) : null;
+  const limit = ctx.device?.limits?.maxComputeWorkgroupStorageSize ?? Infinity;
+  if (padded && storageBytes(cfg, padded.dp, padded.vp) <= limit) return {cfg, ...padded};
+  return {cfg: DEFAULT_CONFIG, ...paddedSizes(DEFAULT_CONFIG, D, DV)};
 }
 
 /**
@@ -227,9 +226,8 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   const vk = L.view(kt);
   const vv = L.view(v);
   const tail = (x) => x.strides.slice(x.strides.length - 2);
-  const cfg = chooseAttentionConfig(L.ctx, M, S, D, DV, batches);
+  const {cfg, dp, vp} = chooseAttentionConfig(L.ctx, D, DV);
   const blocks = Math.ceil(M / cfg.rows);
-  const {dp, vp} = paddedSizes(cfg, D, DV);
   const {shader, body} = attentionShader(dataType, batchShape.length, dp, vp, cfg);
   const ep = addEpilogue(shader, L, scores, {uses: body});
   shader.main(body, {workgroupSize: cfg.rows * cfg.perRow, guard: false});
