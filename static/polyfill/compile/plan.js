@@ -1,5 +1,6 @@
 /**
- * build(): graph -> fixed plan. Fuses element-wise chains into their producers (compile/fusion.js),
+ * build(): graph -> fixed plan. Finds layer normalizations written out as element-wise operators
+ * (compile/layer_norm.js), fuses element-wise chains into their producers (compile/fusion.js),
  * folds transposes into the matrix kernels' addressing (compile/views.js), lets a normalization
  * add up the split product it reads (compile/split_norm.js), lowers the reachable
  * nodes into steps, assigns pooled buffers to
@@ -22,6 +23,7 @@ import {planAttention} from './attention.js';
 import {isSoftwareAdapter} from '../ops/adapter_kind.js';
 import {planSiblings} from './siblings.js';
 import {planSplitNorms} from './split_norm.js';
+import {planLayerNorms} from './layer_norm.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -38,7 +40,10 @@ const STORAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUs
 export async function compileGraph(context, entries) {
   const ctx = contextSlots(context);
   const L = new Lowering(ctx);
-  const nodes = reachableNodes(entries.map(([, o]) => o));
+  const graphNodes = reachableNodes(entries.map(([, o]) => o));
+  // a layer normalization written out as reductions and element-wise operators (ONNX opsets
+  // before 17, through ORT's WebNN EP): one layerNormalization node (compile/layer_norm.js)
+  const nodes = planLayerNorms(graphNodes, entries.map(([, o]) => o));
   const fusion = planFusion(nodes, entries.map(([, o]) => o));
   L.tails = fusion.tails;
   // a matmul storing into its transpose's layout: the transpose has no step of its own
@@ -65,7 +70,7 @@ export async function compileGraph(context, entries) {
     // a fused group is lowered at its last stage, once every stage's other operand exists
     const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
     if (!producer || skipped.has(producer)) continue;
-    L.origin = [producer.origin, ...L.fusedStages(producer).map((st) => st.node.origin)];
+    L.origin = [...(producer.origins ?? [producer.origin]), ...L.fusedStages(producer).map((st) => st.node.origin)];
     OPERATORS[producer.op].lower(producer, L);
   }
 
@@ -94,7 +99,7 @@ export async function compileGraph(context, entries) {
     }
   }
   const inputDescriptors = new Map();
-  for (const node of nodes) {
+  for (const node of graphNodes) {
     for (const input of node.inputs) {
       const s = slots(input);
       if (s.kind === 'input') inputDescriptors.set(s.name, {dataType: s.dataType, shape: s.shape.slice()});

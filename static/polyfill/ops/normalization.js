@@ -23,6 +23,7 @@ import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
 import {addSplitRead} from './matmul_kernels.js';
 import {addEpilogue} from './epilogue.js';
+import {BINARY, UNARY, exprFor} from './elementwise.js';
 
 /** Optional operands of options (scale, bias): their slots, or null. */
 function optional(builder, options, name, label) {
@@ -63,6 +64,48 @@ ${hasScale ? '  y = SCALE[c] * y;\n' : ''}${hasBias ? '  y = y + BIAS[c];\n' : '
     threads: elementCount(shape),
     label: node.label,
   });
+}
+
+/**
+ * The WGSL of each stage of a row normalization (lowerRowNormalization's `mean`, `d`, `v`, `sd`
+ * and `y`): the spec's layer / instance normalization by default (f32 throughout: (x - mean) /
+ * sqrt(variance + epsilon), scale * y, y + bias, rounded once at the store), or, for a layer
+ * normalization found written out as element-wise operators (compile/layer_norm.js `formula`),
+ * each stage as that operator computes it: its ops/elementwise.js expression (div_f, pow_f,
+ * sqrt_f, div_f(1.0, x)) and, for float16, its result rounded to binary16 as its own step would
+ * store it. The functions `ln_<op>` it needs are added to `shader`.
+ * @param {{square: 'pow' | 'mul', reciprocal: boolean} | undefined} formula
+ * @returns {{mean, dev, square, sd, norm, scale, bias: function(string...): string}} WGSL
+ *   expressions of the given WGSL operands
+ */
+function formulaOf(shader, formula, dataType) {
+  if (!formula) {
+    return {
+      mean: (s) => `${s} / n`, dev: (x) => `(${x} - mean)`, square: (d) => `${d} * ${d}`,
+      sd: (v) => `sqrt_f(${v} / n + u_eps())`, norm: (d) => `${d} / sd`,
+      scale: (g) => `${g} * y`, bias: (b) => `y + ${b}`,
+    };
+  }
+  const round = dataType === 'float16' ? (e) => `f16_round(${e})` : (e) => e;
+  const binary = (op) => {
+    shader.fn(`fn ln_${op}(a: f32, b: f32) -> f32 { return ${round(exprFor(BINARY[op], dataType))}; }`);
+    return (a, b) => `ln_${op}(${a}, ${b})`;
+  };
+  const unary = (op) => {
+    shader.fn(`fn ln_${op}(x: f32) -> f32 { return ${round(exprFor(UNARY[op], dataType))}; }`);
+    return (x) => `ln_${op}(${x})`;
+  };
+  const [sub, add, mul, div, squareRoot] = [binary('sub'), binary('add'), binary('mul'), binary('div'), unary('sqrt')];
+  // reduceMean's final `acc / n`, rounded as its store rounds (ops/reduce.js)
+  const mean = (s) => round(`${s} / n`);
+  const square = formula.square === 'pow' ? binary('pow') : null;
+  const reciprocal = formula.reciprocal ? unary('reciprocal') : null;
+  return {
+    mean, dev: (x) => sub(x, 'mean'), square: (d) => (square ? square(d, '2.0') : mul(d, d)),
+    sd: (v) => squareRoot(add(mean(v), 'u_eps()')),
+    norm: (d) => (reciprocal ? mul(d, reciprocal('sd')) : div(d, 'sd')),
+    scale: (g) => mul('y', g), bias: (b) => add('y', b),
+  };
 }
 
 /**
@@ -117,18 +160,19 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const loop = (body) => `for (var j = ${short ? '0u' : 'li'}; j < u_n(); j += ${size}u) { ${body} }`;
   const total = (v) => (short ? '' : `  ${v} = wg_sum(${v}, li);\n`);
   const param = (name) => `${name}[pbase + pe_offset(j)]`;
+  const f = formulaOf(shader, node.attrs.formula, dt);
   const body = `  let base = r_offset(${row});
   let pbase = pr_offset(${row});
   let n = f32(u_n());
   var s = 0.0;
   ${loop(first)}
-${total('s')}  let mean = s / n;
+${total('s')}  let mean = ${f.mean('s')};
   var v = 0.0;
-  ${loop(`let d = ${again('base + e_offset(j)')} - mean; v += d * d;`)}
-${total('v')}  let sd = sqrt_f(v / n + u_eps());
+  ${loop(`let d = ${f.dev(again('base + e_offset(j)'))}; v += ${f.square('d')};`)}
+${total('v')}  let sd = ${f.sd('v')};
   ${loop(`let o = base + e_offset(j);
-    var y = (${again('o')} - mean) / sd;
-${hasScale ? `    y = ${param('SCALE')} * y;\n` : ''}${hasBias ? `    y = y + ${param('BIAS')};\n` : ''}    Y[o] = ${storeExpr(dt, 'y')};`)}`;
+    var y = ${f.norm(f.dev(again('o')))};
+${hasScale ? `    y = ${f.scale(param('SCALE'))};\n` : ''}${hasBias ? `    y = ${f.bias(param('BIAS'))};\n` : ''}    Y[o] = ${storeExpr(dt, 'y')};`)}`;
   if (short) {
     shader.main(body);
     addMathHelpers(shader);

@@ -31,6 +31,7 @@ from tests.reference.conv import convTranspose2d
 from tests.reference.elementwise import TOLERANCE, binary, unary
 from tests.reference.normalization import layerNormalization
 from tests.reference.ops import conv2d, gemm, matmul, reshape, softmax, transpose
+from tests.reference.reduce import reduce
 
 SEED = 20261202
 NP = {"float32": np.float32, "float16": np.float16}
@@ -79,6 +80,8 @@ def _producer(op, args, options, data_type):
         return softmax(args[0], args[1])
     if op == "layerNormalization":
         return layerNormalization(args[0], options, data_type)
+    if op.startswith("reduce"):
+        return reduce(op, args[0], options)
     return _stage(op, args, options, data_type)
 
 

@@ -29,6 +29,23 @@ bias; a 3-D matmul + bias + residual -> layerNormalization over axis 2; ORT's We
 reshape -> gemm -> reshape -> add -> layerNormalization without scale and bias; and near misses
 whose sum is also read by a relu, or is itself a graph output (the reduce step stays). K = 40
 and dyadic data: the products are exact, the bound is layerNormalization's (tolerances.md).
+
+Layer norms written out (``layer-norm/``, compile/layer_norm.js): reduceMean -> sub -> pow(d, 2)
+or mul(d, d) -> reduceMean -> add epsilon -> sqrt -> div, or mul by its reciprocal -> [mul scale]
+-> [add bias], as PyTorch exports nn.LayerNorm below ONNX opset 17, compiled as one
+layerNormalization step that computes each stage as its operator does (float16 rounding of every
+intermediate included), against the operator-by-operator float64 reference: PyTorch's order over
+the last axis with rows holding NaN, +Inf, -Inf and one constant row; the reversed operand orders
+with two normalized axes, a [4, 8] scale and a [1, 4, 8] bias; a rank-4 input without scale or bias
+and epsilon 0 (its constant row is 0 / 0 = NaN); a matmul + bias + residual feeding it (the
+product's partial sums added by the normalization where it is split, as for the spec's operator);
+rows of about ±300 whose squares overflow float16 (there y is the bias alone, as the operators
+compute it); and near misses: a scale that varies along a row (the normalization fused, the scale
+and bias steps not), the mean also a graph output, d also read by a relu, and exponent 3 (not
+fused). Data:
+dyadic inputs over rows of 8 or 16 (exact means and squares), dyadic scale and bias; the bound is
+layerNormalization's (float16: twice it, for a binary16 rounding of a normalized value of 2 to 4
+that the float32 division or square root may round the other way, times a scale of up to 2).
 """
 from __future__ import annotations
 
@@ -219,6 +236,77 @@ def _split_norm_cases(rng, data_type):
     return cases
 
 
+def _layer_norm_ops(x, y, *, axes, square="pow", reciprocal=False, scale=None, bias=None, swap=False):
+    """A layer normalization of ``x`` written out as PyTorch exports it (see the module comment),
+    writing ``y``; ``swap`` reverses every commutative operand order."""
+    order = (lambda a, b: [b, a]) if swap else (lambda a, b: [a, b])  # noqa: E731
+    mean = dict(axes=axes, keepDimensions=True)
+    ops = [_op("reduceMean", [x], f"{y}.mean", **mean), _op("sub", [x, f"{y}.mean"], f"{y}.d")]
+    if square == "pow":
+        ops.append(_op("pow", [f"{y}.d", "two"], f"{y}.sq"))
+    else:
+        ops.append(_op("mul", [f"{y}.d", f"{y}.d"], f"{y}.sq"))
+    ops += [_op("reduceMean", [f"{y}.sq"], f"{y}.var", **mean), _op("add", order(f"{y}.var", "eps"), f"{y}.ve"),
+            _op("sqrt", [f"{y}.ve"], f"{y}.sd")]
+    last = y if scale is None and bias is None else f"{y}.n"
+    if reciprocal:
+        ops += [_op("reciprocal", [f"{y}.sd"], f"{y}.r"), _op("mul", order(f"{y}.d", f"{y}.r"), last)]
+    else:
+        ops.append(_op("div", [f"{y}.d", f"{y}.sd"], last))
+    if scale is not None:
+        ops.append(_op("mul", order(last, scale), y if bias is None else f"{y}.g"))
+        last = f"{y}.g"
+    if bias is not None:
+        ops.append(_op("add", order(last, bias), y))
+    return ops
+
+
+def _layer_norm_cases(rng, data_type):
+    atol = 1 / 1024 if data_type == "float32" else 1 / 256
+    x = specials(dyadic(rng, (2, 5, 16)) * 2)
+    x[1, 2, :] = 0.375
+    arrays = {"x": x, "two": np.array([2.0]), "eps": np.array([1e-5]),
+              "scale": dyadic(rng, (16,)) * 2, "bias": dyadic(rng, (16,))}
+    cases = [chain_case("layer-norm/pytorch", data_type, arrays, ["x"], _layer_norm_ops(
+        "x", "y", axes=[2], scale="scale", bias="bias"), ["y"], "ATOL", atol)]
+    arrays = {"x": specials(dyadic(rng, (3, 4, 8)) * 2), "two": np.array([2.0]), "eps": np.array([1e-3]),
+              "scale": dyadic(rng, (4, 8)) * 2, "bias": dyadic(rng, (1, 4, 8))}
+    cases.append(chain_case("layer-norm/mul-square-reciprocal-swapped", data_type, arrays, ["x"], _layer_norm_ops(
+        "x", "y", axes=[2, 1], square="mul", reciprocal=True, scale="scale", bias="bias", swap=True),
+        ["y"], "ATOL", atol))
+    x = dyadic(rng, (2, 3, 4, 8)) * 2
+    x[0, 1, 2, :] = -0.5
+    arrays = {"x": x, "two": np.array([2.0]), "eps": np.array([0.0])}
+    cases.append(chain_case("layer-norm/rank4-no-scale-eps0", data_type, arrays, ["x"], _layer_norm_ops(
+        "x", "y", axes=[3]), ["y"], "ATOL", atol))
+    arrays = {"a": dyadic(rng, (6, 40)), "w": dyadic(rng, (40, 16), 16), "wb": dyadic(rng, (16,), 4),
+              "r": specials(dyadic(rng, (6, 16)) * 2), "two": np.array([2.0]), "eps": np.array([1e-5]),
+              "scale": dyadic(rng, (16,)) * 2, "bias": dyadic(rng, (16,))}
+    cases.append(chain_case("layer-norm/matmul-bias-residual", data_type, arrays, ["a", "r"], [
+        _op("matmul", ["a", "w"], "m"), _op("add", ["wb", "m"], "p"), _op("add", ["p", "r"], "s"),
+        *_layer_norm_ops("s", "y", axes=[1], scale="scale", bias="bias")], ["y"], "ATOL", atol))
+    x = specials(dyadic(rng, (5, 16)) * 2)
+    arrays = {"x": x, "two": np.array([2.0]), "three": np.array([3.0]), "eps": np.array([1e-5]),
+              "rows": dyadic(rng, (5, 1)) * 2, "bias": dyadic(rng, (16,))}
+    cases.append(chain_case("layer-norm/scale-per-row", data_type, arrays, ["x"], _layer_norm_ops(
+        "x", "y", axes=[1], scale="rows", bias="bias"), ["y"], "ATOL", atol))
+    ops = _layer_norm_ops("x", "y", axes=[1])
+    cases.append(chain_case("layer-norm/unfused/mean-is-output", data_type, arrays, ["x"], ops,
+                            ["y", "y.mean"], "ATOL", atol))
+    cases.append(chain_case("layer-norm/unfused/d-read-by-relu", data_type, arrays, ["x"],
+                            ops + [_op("relu", ["y.d"], "z")], ["y", "z"], "ATOL", atol))
+    cubed = [_op("pow", ["y.d", "three"], "y.sq") if o["outputs"] == "y.sq" else o for o in ops]
+    cases.append(chain_case("layer-norm/unfused/exponent-3", data_type, arrays, ["x"], cubed, ["y"], "ATOL", atol))
+    # rows of about ±300: in float16 their squares overflow to +Inf, so the variance is +Inf and
+    # every y is 0 (+ bias), as the operators compute it one by one; float32 normalizes them
+    x = dyadic(rng, (4, 8)) * 2
+    x[1:3] *= 160
+    arrays = {"x": x, "two": np.array([2.0]), "eps": np.array([1e-5]), "bias": dyadic(rng, (8,))}
+    cases.append(chain_case("layer-norm/large-rows", data_type, arrays, ["x"], _layer_norm_ops(
+        "x", "y", axes=[1], bias="bias"), ["y"], "ATOL", atol))
+    return cases
+
+
 def graph_cases() -> list[dict]:
     rng = np.random.default_rng([SEED, 2])
     heads = np.random.default_rng([SEED, 3])
@@ -230,4 +318,7 @@ def graph_cases() -> list[dict]:
     rng = np.random.default_rng([SEED, 4])
     for data_type in ("float32", "float16"):
         cases += _split_norm_cases(rng, data_type)
+    rng = np.random.default_rng([SEED, 5])
+    for data_type in ("float32", "float16"):
+        cases += _layer_norm_cases(rng, data_type)
     return cases
