@@ -80,10 +80,11 @@ def test_bert_base_is_generated_only_on_request(monkeypatch, tmp_path):
     written = []
     monkeypatch.setattr(bench_models, "generate", lambda name, **kw: written.append(name) or tmp_path / "manifest.json")
     assert bench_models.main([]) == 0
-    assert written == list(bench_models.DEFAULT_MODELS) == ["mobilenetv2", "bert-encoder"]
+    assert written == list(bench_models.DEFAULT_MODELS) == ["mobilenetv2", "bert-encoder", "bert-encoder-opset14"]
     written.clear()
     assert bench_models.main(["--model", "bert-base-512"]) == 0 and written == ["bert-base-512"]
-    assert {"bert-base", "bert-base-512"} <= set(bench_ort.MODELS) <= set(bench_models.MODELS) | {"efficientnet-lite0"}
+    assert {"bert-base", "bert-base-512", "bert-base-opset14"} <= set(bench_ort.MODELS) <= (
+        set(bench_models.MODELS) | {"efficientnet-lite0"})
     # adding models changed no existing model's random stream
     assert bench_models.SEED_STREAM["bert-encoder"] == 0 and bench_models.SEED_STREAM["mobilenetv2"] == 1
 

@@ -66,21 +66,25 @@ def test_external_model_must_sit_next_to_weights(tmp_path):
 
 
 def _with_bert_ops(monkeypatch):
-    """Let the float64 interpreter run erf and layerNormalization too (tests/reference/
-    normalization.py; math.erf elementwise), for the BERT-style encoder."""
+    """Let the float64 interpreter run erf, layerNormalization, sqrt and reduceMean too
+    (tests/reference/normalization.py and reduce.py; math.erf elementwise), for the BERT-style
+    encoders."""
     import math
     import types
 
     from tests.reference import graph, normalization, ops
+    from tests.reference.reduce import reduce
 
     extended = types.SimpleNamespace(**{n: getattr(ops, n) for n in ops.OPERATORS})
     extended.erf = lambda x, options=None: np.vectorize(math.erf)(np.asarray(x, np.float64))
     extended.layerNormalization = lambda x, options=None: normalization.layerNormalization(x, options)
-    extended.OPERATORS = ops.OPERATORS | {"erf", "layerNormalization"}
+    extended.sqrt = lambda x, options=None: np.sqrt(np.asarray(x, np.float64))
+    extended.reduceMean = lambda x, options=None: reduce("reduceMean", x, options)
+    extended.OPERATORS = ops.OPERATORS | {"erf", "layerNormalization", "sqrt", "reduceMean"}
     monkeypatch.setattr(graph, "ops", extended)
 
 
-@pytest.mark.parametrize("name", ["mobilenetv2", "bert-encoder"])
+@pytest.mark.parametrize("name", ["mobilenetv2", "bert-encoder", "bert-encoder-opset14"])
 def test_bench_models_export_matches_reference(tmp_path, monkeypatch, name):
     """tools/bench_models.py: the random-weight manifests and their ONNX export compute the same
     (onnxruntime CPU against the float64 interpreter of the manifest, on the bench input)."""
@@ -98,8 +102,42 @@ def test_bench_models_export_matches_reference(tmp_path, monkeypatch, name):
     assert list(got.shape) == MODELS[name][1] == manifest["output"]["shape"]
     assert np.abs(expected).max() > 1  # not a vanishing signal
     assert np.max(np.abs(got - expected)) < 1e-4
-    ops_used = {n.op_type for n in onnx.load(str(manifest_path.parent / "model.onnx")).graph.node}
+    model = onnx.load(str(manifest_path.parent / "model.onnx"), load_external_data=False)
+    ops_used = {n.op_type for n in model.graph.node}
     if name == "bert-encoder":
         assert {"MatMul", "Transpose", "Softmax", "Erf", "Div", "Mul", "LayerNormalization"} <= ops_used
+    elif name == "bert-encoder-opset14":
+        # the layer norms written out, at the opset whose ReduceMean takes axes as an attribute
+        assert [o.version for o in model.opset_import] == [14]
+        assert {"ReduceMean", "Sub", "Pow", "Sqrt", "Div"} <= ops_used and "LayerNormalization" not in ops_used
+        assert all(len(n.input) == 1 for n in model.graph.node if n.op_type == "ReduceMean")
     else:
         assert {"Conv", "Clip", "Add", "GlobalAveragePool", "Gemm"} <= ops_used
+
+
+@pytest.mark.parametrize("opset", [14, 18])
+def test_reduce_mean_axes_at_either_side_of_opset_18(tmp_path, opset):
+    """reduceMean's axes: an attribute below ONNX opset 18, an input from 18 on; pow and sqrt
+    export too (a 3 x 4 input, mean over axis 1 kept, then sqrt(mean(x^2)))."""
+    from tools.bench_models import GraphWriter
+
+    g = GraphWriter()
+    two = g.constant("two", np.array(2.0))
+    sq = g.op("pow", [{"operand": "x"}, two], "sq")
+    mean = g.op("reduceMean", [sq], "mean", {"axes": [1], "keepDimensions": True})
+    g.op("sqrt", [mean], "y")
+    (tmp_path / "weights.bin").write_bytes(g.weights())
+    manifest = {"weights": "weights.bin", "inputs": {"x": {"dataType": "float32", "shape": [3, 4]}},
+                "constants": g.constants, "operators": g.operators, "outputs": ["y"], "onnxOpset": opset,
+                "output": {"name": "y", "dataType": "float32", "shape": [3, 1]}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    out = export(path)
+    assert [o.version for o in onnx.load(str(out)).opset_import] == [opset]
+    x = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    got = _run_named(out, {"x": x}, "y")
+    np.testing.assert_allclose(got, np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=1, keepdims=True)), rtol=1e-6)
+
+
+def _run_named(model_path: Path, feeds: dict, output: str) -> np.ndarray:
+    return ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"]).run([output], feeds)[0]

@@ -3,13 +3,15 @@
 The harness page (polyfill installed) wraps ``MLGraphBuilder.prototype.build`` and
 ``MLContext.prototype.dispatch`` to count calls, then loads onnxruntime-web (``ort.min.mjs``
 from the git-ignored ``static/demos/bench-ort/vendor/``, installed by ``make setup``) and runs
-the random-weight MobileNetV2 and the 2-layer BERT-style encoder (``tools/bench_models.py``:
+the random-weight MobileNetV2 and the 2-layer BERT-style encoder, also with its layer norms
+written out at ONNX opset 14 as PyTorch exports them (``tools/bench_models.py``:
 manifest -> ``model.onnx``) through ``executionProviders: [{name: 'webnn', deviceType: 'gpu'}]``
 with ORT's CPU fallback disabled, twice on the same input. The output must equal onnxruntime's
 (Python, CPU EP) within 1e-4, ORT must have built exactly one WebNN graph (the whole model, no
 partition left to another EP) and issue exactly one dispatch per run. The encoder's graph as
 ORT's WebNN EP emits it must compile to as few GPU steps as our own builder code's (views,
-sibling products and fused attention found in ORT's graph too).
+sibling products and fused attention found in ORT's graph too; each written-out layer norm,
+nine WebNN operators as ORT passes them on, one step: compile/layer_norm.js).
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def _expected_logits(model):
     return session.run([manifest["outputs"][0]], {input_name: x})[0].ravel()
 
 
-@pytest.mark.parametrize("name, max_steps", [("mobilenetv2", None), ("bert-encoder", 18)])
+@pytest.mark.parametrize("name, max_steps", [("mobilenetv2", None), ("bert-encoder", 18), ("bert-encoder-opset14", 18)])
 def test_ort_webnn_ep_runs_the_bench_models_on_the_polyfill(webnn_page, server_url, name, max_steps):
     """(the model folders are made by ``make setup``; regenerated when stale)"""
     model, result = _run_ort(webnn_page, server_url, name)
@@ -153,7 +155,7 @@ def test_ort_encoder_split_products_fold_into_layer_norm(webnn_page, server_url)
 NVIDIA = {"vendor": "nvidia", "architecture": "", "description": "", "isFallbackAdapter": False}
 
 
-@pytest.mark.parametrize("name, count", [("mobilenetv2", 72), ("bert-encoder", 18)])
+@pytest.mark.parametrize("name, count", [("mobilenetv2", 72), ("bert-encoder", 18), ("bert-encoder-opset14", 18)])
 def test_ort_models_in_the_hardware_plan(webnn_page, server_url, name, count):
     """ORT's graphs in the plan of a hardware adapter (its adapter info set on the SwiftShader
     contexts ORT creates): the encoder's attention fused (one step a layer), the products the
@@ -165,7 +167,7 @@ def test_ort_models_in_the_hardware_plan(webnn_page, server_url, name, count):
     steps = result["ok"]["steps"][0]
     print(len(steps), "steps:", steps)
     assert len(steps) == count, steps
-    if name == "bert-encoder":
+    if name.startswith("bert-encoder"):
         assert sum("softmax" in st for st in steps) == 2, steps
         assert all(st[0] == "matmul" and "matmul" in st[1:] for st in steps if "softmax" in st), steps
     logits = np.frombuffer(base64.b64decode(result["ok"]["logits"]), "<f4")

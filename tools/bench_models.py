@@ -21,6 +21,11 @@ Each folder also gets ``input.bin``: the benchmark's input (float32, seeded unif
   layerNormalization (axes [2], epsilon 1e-12; ONNX LayerNormalization, opset 17). Input
   ``hidden`` 1x128x256 float32 (embeddings already looked up: no Gather of token ids), output
   ``output`` 1x128x256.
+* ``bert-encoder-opset14`` / ``bert-base-opset14``: ``bert-encoder`` / ``bert-base`` (the same
+  weights) with each layer norm written out as PyTorch exports nn.LayerNorm below ONNX opset 17
+  (reduceMean -> sub -> pow 2 -> reduceMean -> add epsilon -> sqrt -> div -> mul scale -> add
+  bias), ``model.onnx`` at opset 14: the graph ORT's WebNN EP hands the polyfill for the many
+  transformer models exported that way (its own layer-norm fusion does not run for that EP).
 * ``bert-base`` / ``bert-base-512``: the same encoder at BERT-base's size: 12 layers, hidden 768,
   12 heads (64 each), FFN 3072, sequence 128 / 512 (85 M parameters, 340 MB of float32 weights,
   the same weights for both: the embedding table is not part of it). Input ``hidden``
@@ -66,6 +71,8 @@ MOBILENETV2_STEM, MOBILENETV2_HEAD, NUM_CLASSES = 32, 1280, 1000
 BERT = {"layers": 2, "sequence": 128, "hidden": 256, "heads": 4, "ffn": 1024, "epsilon": 1e-12}
 BERT_BASE = {"layers": 12, "sequence": 128, "hidden": 768, "heads": 12, "ffn": 3072, "epsilon": 1e-12}
 BERT_BASE_512 = {**BERT_BASE, "sequence": 512}
+#: the same encoders with their layer norms written out as ONNX opset 14 has them (model.onnx at opset 14)
+OPSET14 = {"layerNorm": "decomposed", "onnxOpset": 14}
 
 
 def _conv(g: GraphWriter, rng: np.random.Generator, x: dict, name: str, in_ch: int, out_ch: int, kernel: int,
@@ -136,9 +143,20 @@ def bert_encoder(rng: np.random.Generator, config: dict | None = None) -> tuple[
     def layer_norm(x: dict, name: str) -> dict:
         scale = g.constant(f"{name}.scale", rng.uniform(0.8, 1.2, hid))
         bias = g.constant(f"{name}.bias", rng.uniform(-0.1, 0.1, hid))
-        return g.op("layerNormalization", [x], name,
-                    {"scale": scale, "bias": bias, "axes": [2], "epsilon": cfg["epsilon"]})
+        if cfg.get("layerNorm") != "decomposed":
+            return g.op("layerNormalization", [x], name,
+                        {"scale": scale, "bias": bias, "axes": [2], "epsilon": cfg["epsilon"]})
+        # as PyTorch exports nn.LayerNorm below ONNX opset 17
+        mean = {"axes": [2], "keepDimensions": True}
+        d = g.op("sub", [x, g.op("reduceMean", [x], f"{name}.mean", mean)], f"{name}.d")
+        var = g.op("reduceMean", [g.op("pow", [d, two], f"{name}.sq")], f"{name}.var", mean)
+        sd = g.op("sqrt", [g.op("add", [var, eps], f"{name}.var_eps")], f"{name}.sd")
+        y = g.op("mul", [g.op("div", [d, sd], f"{name}.normalized"), scale], f"{name}.scaled")
+        return g.op("add", [y, bias], name)
 
+    if cfg.get("layerNorm") == "decomposed":
+        two = g.constant("const.two", np.array(2.0))
+        eps = g.constant("const.epsilon", np.array(cfg["epsilon"]))
     sqrt2 = g.constant("const.sqrt2", np.array(math.sqrt(2.0)))
     one = g.constant("const.one", np.array(1.0))
     half = g.constant("const.half", np.array(0.5))
@@ -169,6 +187,8 @@ def bert_encoder(rng: np.random.Generator, config: dict | None = None) -> tuple[
     g.operators[-1]["outputs"] = "output"
     description = {"inputs": {"hidden": {"dataType": "float32", "shape": [1, seq, hid]}},
                    "constants": g.constants, "operators": g.operators, "outputs": ["output"]}
+    if "onnxOpset" in cfg:  # the opset tools/export_onnx.py writes model.onnx at
+        description["onnxOpset"] = cfg["onnxOpset"]
     return description, g.weights()
 
 
@@ -178,12 +198,17 @@ MODELS: dict[str, tuple[Callable[[np.random.Generator], tuple[dict, bytes]], lis
     "bert-encoder": (bert_encoder, [1, BERT["sequence"], BERT["hidden"]]),
     "bert-base": (lambda rng: bert_encoder(rng, BERT_BASE), [1, BERT_BASE["sequence"], BERT_BASE["hidden"]]),
     "bert-base-512": (lambda rng: bert_encoder(rng, BERT_BASE_512), [1, BERT_BASE_512["sequence"], BERT_BASE["hidden"]]),
+    "bert-encoder-opset14": (lambda rng: bert_encoder(rng, {**BERT, **OPSET14}), [1, BERT["sequence"], BERT["hidden"]]),
+    "bert-base-opset14": (lambda rng: bert_encoder(rng, {**BERT_BASE, **OPSET14}),
+                          [1, BERT_BASE["sequence"], BERT_BASE["hidden"]]),
 }
 #: what ``make setup`` (no --model) writes: the suite's models; BERT-base's 340 MB only on request
-DEFAULT_MODELS = ("mobilenetv2", "bert-encoder")
+DEFAULT_MODELS = ("mobilenetv2", "bert-encoder", "bert-encoder-opset14")
 #: the random stream of each model (fixed, so adding a model changes no other model's weights;
-#: both BERT-base variants share one: the same weights at two sequence lengths)
-SEED_STREAM = {"bert-encoder": 0, "mobilenetv2": 1, "bert-base": 2, "bert-base-512": 2}
+#: the BERT-base variants share one: the same weights at two sequence lengths, and the opset-14
+#: variants their model's: the same network written another way)
+SEED_STREAM = {"bert-encoder": 0, "mobilenetv2": 1, "bert-base": 2, "bert-base-512": 2,
+               "bert-encoder-opset14": 0, "bert-base-opset14": 2}
 
 
 def bench_input(manifest: dict) -> np.ndarray:

@@ -5,8 +5,11 @@ Used to run the very same network through ONNX Runtime (``tools/bench_ort.py``,
 ``conv2d`` (padding, strides, dilations, groups, bias; NCHW input, OIHW filter),
 ``clamp``, ``add``/``sub``/``mul``/``div``/``matmul``, ``erf``, ``transpose`` (permutation),
 ``layerNormalization`` (trailing axes, scale, bias, epsilon), ``averagePool2d`` (windowDimensions, strides, padding; NCHW),
-``reshape``, ``gemm`` (alpha, beta, aTranspose, bTranspose, c) and ``softmax``
-(axis). Anything else raises ``ValueError``.
+``reshape``, ``gemm`` (alpha, beta, aTranspose, bTranspose, c), ``softmax`` (axis), ``pow``,
+``sqrt`` and ``reduceMean`` (axes, keepDimensions). Anything else raises ``ValueError``. The opset
+is ``--opset``, else the manifest's ``onnxOpset``, else 17 (a manifest that writes layer norms
+out, as PyTorch exports them below opset 17, asks for 14: ONNX Runtime's basic graph level
+would otherwise fuse them into LayerNormalization before its WebNN EP sees them).
 
 By default the float32 constants are *not* copied: each ONNX initializer is stored as
 external data pointing at the manifest's own ``weights.bin`` (same offset and length), so
@@ -82,7 +85,8 @@ def _initializer(name: str, spec: Mapping[str, Any], weights_path: Path, embed: 
 
 
 #: WebNN binary operator -> ONNX op (both broadcast NumPy-style)
-_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "MatMul"}
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "MatMul", "pow": "Pow"}
+_UNARY = {"erf": "Erf", "sqrt": "Sqrt"}
 
 
 def _layer_norm(operator: Mapping[str, Any], name: str, out: str, helper):
@@ -102,7 +106,7 @@ def _layer_norm(operator: Mapping[str, Any], name: str, out: str, helper):
                             epsilon=float(options.get("epsilon", 1e-5)))
 
 
-def _node(operator: Mapping[str, Any], index: int, consts: list, helper, numpy_helper):
+def _node(operator: Mapping[str, Any], index: int, consts: list, helper, numpy_helper, opset: int = DEFAULT_OPSET):
     """The ONNX node(s) for one manifest operator; extra scalar/shape initializers go to ``consts``."""
     import numpy as np
 
@@ -133,8 +137,17 @@ def _node(operator: Mapping[str, Any], index: int, consts: list, helper, numpy_h
         return [helper.make_node("Clip", [_operand(args[0]), lo, hi], [out], name=name)]
     if op in _BINARY:
         return [helper.make_node(_BINARY[op], [_operand(args[0]), _operand(args[1])], [out], name=name)]
-    if op == "erf":
-        return [helper.make_node("Erf", [_operand(args[0])], [out], name=name)]
+    if op in _UNARY:
+        return [helper.make_node(_UNARY[op], [_operand(args[0])], [out], name=name)]
+    if op == "reduceMean":
+        if "axes" not in options:
+            raise ValueError("reduceMean: the axes option is required")
+        keep = int(bool(options.get("keepDimensions", False)))
+        if opset >= 18:  # axes became an input in opset 18
+            axes = const("axes", np.array(options["axes"], np.int64))
+            return [helper.make_node("ReduceMean", [_operand(args[0]), axes], [out], name=name, keepdims=keep)]
+        return [helper.make_node("ReduceMean", [_operand(args[0])], [out], name=name, keepdims=keep,
+                                 axes=list(options["axes"]))]
     if op == "transpose":
         if "permutation" not in options:
             raise ValueError("transpose: the permutation option is required (the default needs the rank)")
@@ -192,7 +205,7 @@ def build_model(manifest: Mapping[str, Any], weights_path: Path, *, embed: bool 
     consts = [_initializer(n, s, weights_path, embed, onnx) for n, s in manifest.get("constants", {}).items()]
     nodes = []
     for index, operator in enumerate(manifest["operators"]):
-        nodes += _node(operator, index, consts, helper, numpy_helper)
+        nodes += _node(operator, index, consts, helper, numpy_helper, opset)
     inputs = []
     for name, spec in manifest["inputs"].items():
         if spec["dataType"] != "float32":
@@ -210,15 +223,18 @@ def build_model(manifest: Mapping[str, Any], weights_path: Path, *, embed: bool 
 
 
 def export(manifest_path: Path, out: Path | None = None, *, embed: bool = False,
-           opset: int = DEFAULT_OPSET) -> Path:
+           opset: int | None = None) -> Path:
     """Convert ``manifest_path`` (and the weights.bin it names) into ``out`` and check it.
 
     Without ``embed`` the model references weights.bin by file name, so ``out`` must lie in
-    the manifest's folder (ValueError otherwise). Returns the path written.
+    the manifest's folder (ValueError otherwise). ``opset``: default the manifest's
+    ``onnxOpset``, else DEFAULT_OPSET. Returns the path written.
     """
     import onnx
 
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    if opset is None:
+        opset = int(manifest.get("onnxOpset", DEFAULT_OPSET))
     weights_path = manifest_path.parent / manifest["weights"]
     out = out or manifest_path.parent / "model.onnx"
     if not embed and out.absolute().parent != weights_path.absolute().parent:
@@ -236,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
     parser.add_argument("--out", type=Path, help="default: model.onnx next to the manifest")
     parser.add_argument("--embed", action="store_true", help="copy the weights into the model")
-    parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
+    parser.add_argument("--opset", type=int, help=f"default: the manifest's onnxOpset, else {DEFAULT_OPSET}")
     args = parser.parse_args(argv)
     out = export(args.manifest, args.out, embed=args.embed, opset=args.opset)
     print(f"wrote {out} ({out.stat().st_size} bytes)")

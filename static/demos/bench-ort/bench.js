@@ -1,7 +1,7 @@
 /**
  * One benchmark for every model x runtime, in one page, the runtimes alternating run by run.
  * URL parameters: models (comma list, default efficientnet-lite0,mobilenetv2,bert-encoder,bert-base,
- * bert-base-512),
+ * bert-base-512,bert-base-opset14),
  * runtimes (default builder,webnn-ep,jsep,webgpu; see runtimes.js), runs (timed runs, 3),
  * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: every GPU step
  * of our builder path with its mean ms, through /polyfill/profiling.js when that module exists), submitSteps (a
@@ -26,7 +26,7 @@ import {toBase64} from '/harness/graph_json.js';
 import {median} from '/demos/image-classification/model.js';
 import {RUNTIMES, THREADS, countWebNNCalls, ortVersion, setUp, setUpBuilder} from './runtimes.js';
 
-const MODELS = ['efficientnet-lite0', 'mobilenetv2', 'bert-encoder', 'bert-base', 'bert-base-512'];
+const MODELS = ['efficientnet-lite0', 'mobilenetv2', 'bert-encoder', 'bert-base', 'bert-base-512', 'bert-base-opset14'];
 const PROFILE_RUNS = 3;
 
 /** {medianMs, minMs, maxMs, timesMs} of a list of milliseconds. */
