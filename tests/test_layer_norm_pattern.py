@@ -34,10 +34,12 @@ def _steps(results, cases):
 
 def test_written_out_layer_norms_are_one_step(webnn_page, server_url):
     """Each written-out layer normalization (PyTorch's order; mul(d, d), the reciprocal and every
-    operand order swapped, over two axes; no scale or bias) is one step that lists its operators
-    in graph order; a scale that varies along the rows stays a step of its own with the bias add;
-    the mean a graph output, d also read by a relu, or an exponent of 3 leave every reduction a
-    step of its own. The values pass in both data types (float16: the squares of ±300 overflow
+    operand order swapped, over two axes; no scale or bias) and RMS norm (ORT's WebNN EP's
+    SimplifiedLayerNormalization; mul(x, x) and the reciprocal) is one step that lists its
+    operators in graph order; a scale that varies along the rows stays a step of its own with the
+    bias add; with the mean a graph output or d also read by a relu the mean and the subtraction
+    keep their steps and the rest is d's RMS norm, one step; an exponent of 3 leaves every
+    reduction a step of its own. The values pass in both data types (float16: the squares of ±300 overflow
     to +Inf as the operators compute them one by one, so those rows are the bias alone)."""
     cases = _cases("float32")
     results = run_cases(webnn_page, server_url, list(cases.values()) + list(_cases("float16").values()), steps=True)
@@ -50,8 +52,15 @@ def test_written_out_layer_norms_are_one_step(webnn_page, server_url):
     assert got["large-rows"] == [LAYER_NORM + ["add"]], got
     assert got["matmul-bias-residual"] == [["matmul", "add", "add"], LAYER_NORM + ["mul", "add"]], got
     assert got["scale-per-row"] == [LAYER_NORM, ["mul", "add"]], got
-    for name in ("unfused/mean-is-output", "unfused/d-read-by-relu", "unfused/exponent-3"):
-        assert [s for s in got[name] if "reduceMean" in s] == [["reduceMean"], ["reduceMean"]], (name, got[name])
+    # RMS norms: one step each; the residual add reading x stays a step of its own
+    assert got["rms-ort-simplified"] == [["pow", "reduceMean", "add", "sqrt", "div", "mul"], ["add"]], got
+    assert got["rms-mul-square-reciprocal"] == [["mul", "reduceMean", "add", "sqrt", "reciprocal", "mul", "mul"]], got
+    # the mean a graph output or d read by a relu: no layer norm, but what follows the subtraction
+    # is the RMS norm of d; an exponent of 3 is neither
+    rms_of_d = [["reduceMean"], ["sub"], ["pow", "reduceMean", "add", "sqrt", "div"]]
+    assert got["unfused/mean-is-output"] == rms_of_d, got
+    assert got["unfused/d-read-by-relu"][:3] == rms_of_d and len(got["unfused/d-read-by-relu"]) == 4, got
+    assert [s for s in got["unfused/exponent-3"] if "reduceMean" in s] == [["reduceMean"], ["reduceMean"]], got
 
 
 def test_written_out_layer_norm_adds_the_split_partial_sums(webnn_page, server_url):

@@ -11,7 +11,9 @@ with ORT's CPU fallback disabled, twice on the same input. The output must equal
 partition left to another EP) and issue exactly one dispatch per run. The encoder's graph as
 ORT's WebNN EP emits it must compile to as few GPU steps as our own builder code's (views,
 sibling products and fused attention found in ORT's graph too; each written-out layer norm,
-nine WebNN operators as ORT passes them on, one step: compile/layer_norm.js).
+nine WebNN operators as ORT passes them on, one step: compile/layer_norm.js). ORT's
+SimplifiedLayerNormalization (RMSNorm), which its WebNN EP writes out as six WebNN operators, is
+one step too.
 """
 
 from __future__ import annotations
@@ -172,3 +174,66 @@ def test_ort_models_in_the_hardware_plan(webnn_page, server_url, name, count):
         assert all(st[0] == "matmul" and "matmul" in st[1:] for st in steps if "softmax" in st), steps
     logits = np.frombuffer(base64.b64decode(result["ok"]["logits"]), "<f4")
     np.testing.assert_allclose(logits, _expected_logits(model), rtol=0, atol=ATOL)
+
+
+_RMS_BODY = """
+const {graphSlots} = await import('/polyfill/graph.js');
+const graphs = [];
+const build = MLGraphBuilder.prototype.build;
+MLGraphBuilder.prototype.build = async function (...args) {
+  const graph = await build.apply(this, args);
+  graphs.push(graph);
+  return graph;
+};
+try {
+  const ort = await import('/demos/bench-ort/vendor/ort.min.mjs');
+  ort.env.wasm.numThreads = 1;
+  const [model, input] = await Promise.all(['model.onnx', 'input.bin'].map(
+    (f) => fetch('/models/%(name)s/' + f).then((r) => r.arrayBuffer())));
+  const session = await ort.InferenceSession.create(new Uint8Array(model), {
+    executionProviders: [{name: 'webnn', deviceType: 'gpu'}], extra: {session: {disable_cpu_ep_fallback: '1'}}});
+  const out = await session.run({x: new ort.Tensor('float32', new Float32Array(input), %(shape)s)});
+  const y = await out.y.getData();
+  await session.release();
+  return {steps: graphs.map((g) => graphSlots(g).plan.describeSteps().map((s) => s.operators.map((o) => o.type))),
+          y: Array.from(y)};
+} finally {
+  MLGraphBuilder.prototype.build = build;
+}
+"""
+
+
+def test_ort_simplified_layer_norm_is_one_step(webnn_page, server_url):
+    """ONNX Runtime's SimplifiedLayerNormalization (the RMSNorm of LLaMA-style decoders exported
+    for it), which ORT's WebNN EP writes as pow -> reduceMean -> add -> sqrt -> div -> mul: two of
+    them around a product and a residual add compile to three steps (compile/layer_norm.js: each
+    RMS norm one step; eleven unfused), and the output equals onnxruntime's CPU EP's."""
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tools.bench_models import GENERATED
+
+    rng = np.random.default_rng(20261205)
+    hidden, shape = 64, [1, 16, 64]
+    weights = [numpy_helper.from_array(rng.uniform(0.5, 1.5, hidden).astype(np.float32), "w"),
+               numpy_helper.from_array((rng.standard_normal((hidden, hidden)) / 8).astype(np.float32), "wq")]
+    nodes = [helper.make_node("SimplifiedLayerNormalization", ["x", "w"], ["n"], axis=-1, epsilon=1e-6),
+             helper.make_node("MatMul", ["n", "wq"], ["m"]), helper.make_node("Add", ["m", "x"], ["h"]),
+             helper.make_node("SimplifiedLayerNormalization", ["h", "w"], ["y"], axis=-1, epsilon=1e-6)]
+    graph = helper.make_graph(nodes, "rms", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], initializer=weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    folder = GENERATED / "ort-rms-norm"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    x = rng.uniform(-2, 2, shape).astype(np.float32)
+    x.tofile(folder / "input.bin")
+    result = run_js(webnn_page, server_url, _RMS_BODY % {"name": "ort-rms-norm", "shape": json.dumps(shape)})
+    assert "ok" in result, result
+    rms = ["pow", "reduceMean", "add", "sqrt", "div", "mul"]
+    assert result["ok"]["steps"] == [[rms, ["matmul", "add"], rms]], result["ok"]["steps"]
+    expected = onnxruntime.InferenceSession(str(folder / "model.onnx"), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0].ravel()
+    assert np.abs(expected).max() > 1
+    np.testing.assert_allclose(np.array(result["ok"]["y"], np.float32), expected, rtol=0, atol=ATOL)

@@ -14,21 +14,26 @@
  * hand its partial sums to the normalization (compile/split_norm.js): BERT-base's plan on an
  * NVIDIA adapter was 20 steps a layer instead of 8 (240 against 96).
  *
+ * The same without the mean (the square and the division read x itself) is an RMS norm:
+ * ORT's WebNN EP writes ONNX Runtime's SimplifiedLayerNormalization (the RMSNorm of LLaMA-style
+ * decoders exported for it) as pow(x, 2) -> reduceMean -> add epsilon -> sqrt -> div(x, .) ->
+ * mul(scale, .), five steps unfused.
+ *
  * planLayerNorms replaces each such group with one node of op layerNormalization whose attrs
- * carry `formula` ({square: 'pow' | 'mul', reciprocal}); ops/normalization.js then evaluates
+ * carry `formula` ({square: 'pow' | 'mul', reciprocal, center}); ops/normalization.js then evaluates
  * every stage with the element-wise operator's own expression (ops/elementwise.js: div_f,
  * pow_f, sqrt_f) and, for float16, rounds each stage's result to binary16 as the unfused
  * steps store it, so the values differ from the unfused steps' only in the order the two
  * means add up their rows.
  *
- * The pattern: float32 or float16 throughout; both reduceMeans over the same non-empty axes
+ * The pattern: float32 or float16 throughout; the reduceMeans over the same non-empty axes
  * with keepDimensions; the exponent 2 and epsilon one-element constants; every intermediate
  * (mean, d, its square, the variance, variance + epsilon, its square root, the reciprocal, the
- * normalized value before scale or bias) read only inside the group and not a graph output; d
- * read by exactly its square and the division; a scale or bias joins only when it addresses the
- * normalized axes alone (its shape, aligned right, is 1 on every other axis and the input's
- * extent on the normalized ones) and the result keeps the input's shape. x itself may have
- * other readers.
+ * normalized value before scale or bias) read only inside the group and not a graph output; a
+ * centered d read by exactly its square and the division (else the group is the RMS norm of d);
+ * a scale or bias joins only when it addresses the normalized axes alone (its shape, aligned
+ * right, is 1 on every other axis and the input's extent on the normalized ones) and the result
+ * keeps the input's shape. x itself may have other readers (an RMS norm's residual stream).
  */
 import {elementCount} from '../dtypes.js';
 import {slots, useCounts} from '../operand.js';
@@ -85,8 +90,8 @@ export function planLayerNorms(nodes, outputs) {
   };
   const replaced = new Map();
   const removed = new Set();
-  for (const mean of nodes) {
-    const group = match(mean, only, uses, readers);
+  for (const variance of nodes) {
+    const group = match(variance, only, uses);
     if (!group || group.nodes.some((n) => removed.has(n))) continue;
     group.nodes.forEach((n) => removed.add(n));
     const last = group.nodes[group.nodes.length - 1];
@@ -94,8 +99,8 @@ export function planLayerNorms(nodes, outputs) {
       id: last.id, op: 'layerNormalization', label: last.label,
       inputs: [group.x, ...(group.scale ? [group.scale] : []), ...(group.bias ? [group.bias] : [])],
       attrs: {axes: group.axes, epsilon: group.epsilon, hasScale: Boolean(group.scale), hasBias: Boolean(group.bias),
-        formula: {square: group.square, reciprocal: group.reciprocal}},
-      origin: mean.origin, origins: group.nodes.map((n) => n.origin),
+        formula: {square: group.square, reciprocal: group.reciprocal, center: group.center}},
+      origin: group.nodes[0].origin, origins: group.nodes.map((n) => n.origin),
       outputs: [last.outputs[0]],
     });
   }
@@ -103,35 +108,41 @@ export function planLayerNorms(nodes, outputs) {
   return nodes.flatMap((n) => (replaced.has(n) ? [replaced.get(n)] : removed.has(n) ? [] : [n]));
 }
 
-/** The decomposed layer normalization whose first mean is `mean`, or null (see the module comment). */
-function match(mean, only, uses, readers) {
-  if (mean.op !== 'reduceMean') return null;
-  const x = mean.inputs[0];
-  const dt = x.dataType;
-  const shape = x.shape;
-  const axes = [...mean.attrs.axes].sort((a, b) => a - b);
-  if (!FLOAT.has(dt) || !axes.length || mean.outputs[0].shape.length !== shape.length) return null;
-  const sameAxes = (node) => node.op === 'reduceMean' && node.outputs[0].shape.length === shape.length
-    && [...node.attrs.axes].sort((a, b) => a - b).join() === axes.join();
-  const sub = only(mean.outputs[0])?.node;
-  if (sub?.op !== 'sub' || slots(sub.inputs[0]) !== slots(x) || slots(sub.inputs[1]) !== slots(mean.outputs[0])) return null;
-  const d = slots(sub.outputs[0]);
-  if (!sameShape(d.shape, shape)) return null;
-  const reads = readers.get(d) ?? [];
-  // d's readers: its square (pow(d, 2) or mul(d, d), the latter reading it twice) and the division
-  const square = reads.find(({node, at}) => at === 0 && ((node.op === 'pow' && constantValue(node.inputs[1]) === 2)
-    || (node.op === 'mul' && slots(node.inputs[1]) === d)));
-  if (!square || uses.get(d) !== (square.node.op === 'mul' ? 3 : 2)) return null;
-  const variance = only(square.node.outputs[0])?.node;
-  if (!variance || !sameAxes(variance)) return null;
+/**
+ * The written-out normalization whose variance (or mean square) is the reduceMean `variance`, or
+ * null (see the module comment): centered (x - mean, a layer norm) when its square reads such a
+ * difference, else of x itself (an RMS norm).
+ */
+function match(variance, only, uses) {
+  if (variance.op !== 'reduceMean') return null;
+  const sq = slots(variance.inputs[0]);
+  const square = sq.kind === 'op' ? sq.node : null;
+  if (!square || only(variance.inputs[0])?.node !== variance) return null;
+  // the square: pow(d, 2) or mul(d, d)
+  const d = slots(square.inputs[0]);
+  if (!((square.op === 'pow' && constantValue(square.inputs[1]) === 2) || (square.op === 'mul' && slots(square.inputs[1]) === d))) return null;
+  const shape = d.shape;
+  const dt = d.dataType;
+  const axes = [...variance.attrs.axes].sort((a, b) => a - b);
+  if (!FLOAT.has(dt) || !axes.length || variance.outputs[0].shape.length !== shape.length) return null;
+  const group = [square, variance];
+  // centered: d = sub(x, reduceMean(x)) over the same axes, d read only by its square and the division
+  const sub = d.kind === 'op' && d.node.op === 'sub' ? d.node : null;
+  const meanOf = sub && slots(sub.inputs[1]).kind === 'op' ? slots(sub.inputs[1]).node : null;
+  const centered = Boolean(meanOf) && meanOf.op === 'reduceMean' && slots(meanOf.inputs[0]) === slots(sub.inputs[0])
+    && only(meanOf.outputs[0])?.node === sub && meanOf.outputs[0].shape.length === shape.length
+    && [...meanOf.attrs.axes].sort((a, b) => a - b).join() === axes.join()
+    && uses.get(d) === (square.op === 'mul' ? 3 : 2);
+  const x = centered ? sub.inputs[0] : square.inputs[0];
+  if (centered) group.unshift(meanOf, sub);
   const addEps = only(variance.outputs[0]);
   if (addEps?.node.op !== 'add') return null;
   const epsilon = constantValue(addEps.node.inputs[1 - addEps.at]);
   if (epsilon === undefined || addEps.node.inputs[1 - addEps.at].dataType !== dt) return null;
-  const sqrt = only(addEps.node.outputs[0])?.node;
-  if (sqrt?.op !== 'sqrt') return null;
-  let divisor = only(sqrt.outputs[0]);
-  const group = [mean, sub, square.node, variance, addEps.node, sqrt];
+  const root = only(addEps.node.outputs[0])?.node;
+  if (root?.op !== 'sqrt') return null;
+  group.push(addEps.node, root);
+  let divisor = only(root.outputs[0]);
   let reciprocal = false;
   if (divisor?.node.op === 'reciprocal') {
     group.push(divisor.node);
@@ -155,5 +166,5 @@ function match(mean, only, uses, readers) {
     set(param);
     group.push(next.node);
   }
-  return {nodes: group, x, axes, epsilon, scale, bias, square: square.node.op, reciprocal};
+  return {nodes: group, x, axes, epsilon, scale, bias, square: square.op, reciprocal, center: centered};
 }

@@ -73,8 +73,9 @@ ${hasScale ? '  y = SCALE[c] * y;\n' : ''}${hasBias ? '  y = y + BIAS[c];\n' : '
  * normalization found written out as element-wise operators (compile/layer_norm.js `formula`),
  * each stage as that operator computes it: its ops/elementwise.js expression (div_f, pow_f,
  * sqrt_f, div_f(1.0, x)) and, for float16, its result rounded to binary16 as its own step would
- * store it. The functions `ln_<op>` it needs are added to `shader`.
- * @param {{square: 'pow' | 'mul', reciprocal: boolean} | undefined} formula
+ * store it; with `center` false (an RMS norm) the mean is 0 and d is x itself. The functions
+ * `ln_<op>` it needs are added to `shader`.
+ * @param {{square: 'pow' | 'mul', reciprocal: boolean, center: boolean} | undefined} formula
  * @returns {{mean, dev, square, sd, norm, scale, bias: function(string...): string}} WGSL
  *   expressions of the given WGSL operands
  */
@@ -97,12 +98,13 @@ function formulaOf(shader, formula, dataType) {
   };
   const [sub, add, mul, div, squareRoot] = [binary('sub'), binary('add'), binary('mul'), binary('div'), unary('sqrt')];
   // reduceMean's final `acc / n`, rounded as its store rounds (ops/reduce.js)
-  const mean = (s) => round(`${s} / n`);
+  const reduceMean = (s) => round(`${s} / n`);
   const square = formula.square === 'pow' ? binary('pow') : null;
   const reciprocal = formula.reciprocal ? unary('reciprocal') : null;
   return {
-    mean, dev: (x) => sub(x, 'mean'), square: (d) => (square ? square(d, '2.0') : mul(d, d)),
-    sd: (v) => squareRoot(add(mean(v), 'u_eps()')),
+    mean: (s) => (formula.center ? reduceMean(s) : '0.0'), dev: (x) => (formula.center ? sub(x, 'mean') : x),
+    square: (d) => (square ? square(d, '2.0') : mul(d, d)),
+    sd: (v) => squareRoot(add(reduceMean(v), 'u_eps()')),
     norm: (d) => (reciprocal ? mul(d, reciprocal('sd')) : div(d, 'sd')),
     scale: (g) => mul('y', g), bias: (b) => add('y', b),
   };

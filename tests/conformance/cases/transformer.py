@@ -40,11 +40,13 @@ with two normalized axes, a [4, 8] scale and a [1, 4, 8] bias; a rank-4 input wi
 and epsilon 0 (its constant row is 0 / 0 = NaN); a matmul + bias + residual feeding it (the
 product's partial sums added by the normalization where it is split, as for the spec's operator);
 rows of about ±300 whose squares overflow float16 (there y is the bias alone, as the operators
-compute it); and near misses: a scale that varies along a row (the normalization fused, the scale
-and bias steps not), the mean also a graph output, d also read by a relu, and exponent 3 (not
-fused). Data:
-dyadic inputs over rows of 8 or 16 (exact means and squares), dyadic scale and bias; the bound is
-layerNormalization's (float16: twice it, for a binary16 rounding of a normalized value of 2 to 4
+compute it); RMS norms (no mean: ORT's WebNN EP's SimplifiedLayerNormalization, pow -> reduceMean
+-> add -> sqrt -> div -> mul(scale, .), whose input, with a zero row, is also read by a residual
+add; mul(x, x) with the reciprocal over two axes and float16 squares that overflow); and near
+misses: a scale that varies along a row (the normalization fused, the scale and bias steps not),
+the mean also a graph output or d also read by a relu (no layer norm; the rest is d's RMS norm),
+and exponent 3 (not fused). Data: dyadic inputs over rows of 8 or 16 (exact means and squares),
+dyadic scale and bias; the bound is layerNormalization's (float16: twice it, for a binary16 rounding of a normalized value of 2 to 4
 that the float32 division or square root may round the other way, times a scale of up to 2).
 """
 from __future__ import annotations
@@ -236,23 +238,25 @@ def _split_norm_cases(rng, data_type):
     return cases
 
 
-def _layer_norm_ops(x, y, *, axes, square="pow", reciprocal=False, scale=None, bias=None, swap=False):
+def _layer_norm_ops(x, y, *, axes, square="pow", reciprocal=False, scale=None, bias=None, swap=False, center=True):
     """A layer normalization of ``x`` written out as PyTorch exports it (see the module comment),
-    writing ``y``; ``swap`` reverses every commutative operand order."""
+    writing ``y``; ``swap`` reverses every commutative operand order; ``center=False``: the RMS
+    norm (no mean: d is x itself), as ORT's WebNN EP writes SimplifiedLayerNormalization."""
     order = (lambda a, b: [b, a]) if swap else (lambda a, b: [a, b])  # noqa: E731
     mean = dict(axes=axes, keepDimensions=True)
-    ops = [_op("reduceMean", [x], f"{y}.mean", **mean), _op("sub", [x, f"{y}.mean"], f"{y}.d")]
+    d = f"{y}.d" if center else x
+    ops = [_op("reduceMean", [x], f"{y}.mean", **mean), _op("sub", [x, f"{y}.mean"], d)] if center else []
     if square == "pow":
-        ops.append(_op("pow", [f"{y}.d", "two"], f"{y}.sq"))
+        ops.append(_op("pow", [d, "two"], f"{y}.sq"))
     else:
-        ops.append(_op("mul", [f"{y}.d", f"{y}.d"], f"{y}.sq"))
+        ops.append(_op("mul", [d, d], f"{y}.sq"))
     ops += [_op("reduceMean", [f"{y}.sq"], f"{y}.var", **mean), _op("add", order(f"{y}.var", "eps"), f"{y}.ve"),
             _op("sqrt", [f"{y}.ve"], f"{y}.sd")]
     last = y if scale is None and bias is None else f"{y}.n"
     if reciprocal:
-        ops += [_op("reciprocal", [f"{y}.sd"], f"{y}.r"), _op("mul", order(f"{y}.d", f"{y}.r"), last)]
+        ops += [_op("reciprocal", [f"{y}.sd"], f"{y}.r"), _op("mul", order(d, f"{y}.r"), last)]
     else:
-        ops.append(_op("div", [f"{y}.d", f"{y}.sd"], last))
+        ops.append(_op("div", [d, f"{y}.sd"], last))
     if scale is not None:
         ops.append(_op("mul", order(last, scale), y if bias is None else f"{y}.g"))
         last = f"{y}.g"
@@ -304,6 +308,21 @@ def _layer_norm_cases(rng, data_type):
     arrays = {"x": x, "two": np.array([2.0]), "eps": np.array([1e-5]), "bias": dyadic(rng, (8,))}
     cases.append(chain_case("layer-norm/large-rows", data_type, arrays, ["x"], _layer_norm_ops(
         "x", "y", axes=[1], bias="bias"), ["y"], "ATOL", atol))
+    # RMS norms: ORT's WebNN EP's SimplifiedLayerNormalization (pow, div, mul(scale, .)) on a
+    # residual stream that is also read by the next residual add (a second output); and mul(x, x)
+    # with the reciprocal, swapped operands, over two axes, float16 squares that overflow in a row
+    x = specials(dyadic(rng, (2, 6, 16)) * 2)
+    x[0, 3, :] = 0.0
+    arrays = {"x": x, "two": np.array([2.0]), "eps": np.array([1e-6]), "scale": dyadic(rng, (16,)) * 2,
+              "r": dyadic(rng, (2, 6, 16))}
+    cases.append(chain_case("layer-norm/rms-ort-simplified", data_type, arrays, ["x", "r"], _layer_norm_ops(
+        "x", "y", axes=[2], scale="scale", center=False, swap=True) + [_op("add", ["x", "r"], "z")],
+        ["y", "z"], "ATOL", atol))
+    x = dyadic(rng, (3, 4, 8)) * 2
+    x[2, 1:3] *= 160
+    arrays = {"x": x, "two": np.array([2.0]), "eps": np.array([1e-5]), "scale": dyadic(rng, (4, 8)) * 2}
+    cases.append(chain_case("layer-norm/rms-mul-square-reciprocal", data_type, arrays, ["x"], _layer_norm_ops(
+        "x", "y", axes=[1, 2], square="mul", reciprocal=True, scale="scale", center=False), ["y"], "ATOL", atol))
     return cases
 
 
