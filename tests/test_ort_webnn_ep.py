@@ -34,6 +34,16 @@ VENDOR = REPO / "static" / "demos" / "bench-ort" / "vendor"
 ATOL = 1e-4
 RUNS = 2
 
+#: page JS: every MLGraph built from here on is pushed to `graphs` (`build` is the original method)
+_CAPTURE_GRAPHS = """const graphs = [];
+const build = MLGraphBuilder.prototype.build;
+MLGraphBuilder.prototype.build = async function (...args) {
+  const graph = await build.apply(this, args);
+  graphs.push(graph);
+  return graph;
+};
+"""
+
 _BODY = """
 const {countWebNNCalls, setUpOrt, ortVersion} = await import('/demos/bench-ort/runtimes.js');
 const {graphSlots} = await import('/polyfill/graph.js');
@@ -52,14 +62,7 @@ if (overrides || adapterInfo) {
   };
 }
 const counts = countWebNNCalls();
-const graphs = [];
-const build = MLGraphBuilder.prototype.build;
-MLGraphBuilder.prototype.build = async function (...args) {
-  const graph = await build.apply(this, args);
-  graphs.push(graph);
-  return graph;
-};
-const base = '/models/%(model)s/';
+""" + _CAPTURE_GRAPHS + """const base = '/models/%(model)s/';
 const [manifest, weights, model, input] = await Promise.all([
   fetch(base + 'manifest.json').then((r) => r.json()),
   fetch(base + 'weights.bin').then((r) => r.arrayBuffer()),
@@ -178,14 +181,7 @@ def test_ort_models_in_the_hardware_plan(webnn_page, server_url, name, count):
 
 _RMS_BODY = """
 const {graphSlots} = await import('/polyfill/graph.js');
-const graphs = [];
-const build = MLGraphBuilder.prototype.build;
-MLGraphBuilder.prototype.build = async function (...args) {
-  const graph = await build.apply(this, args);
-  graphs.push(graph);
-  return graph;
-};
-try {
+""" + _CAPTURE_GRAPHS + """try {
   const ort = await import('/demos/bench-ort/vendor/ort.min.mjs');
   ort.env.wasm.numThreads = 1;
   const [model, input] = await Promise.all(['model.onnx', 'input.bin'].map(
