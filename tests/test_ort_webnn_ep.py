@@ -203,7 +203,7 @@ def test_ort_simplified_layer_norm_is_one_step(webnn_page, server_url):
     """ONNX Runtime's SimplifiedLayerNormalization (the RMSNorm of LLaMA-style decoders exported
     for it), which ORT's WebNN EP writes as pow -> reduceMean -> add -> sqrt -> div -> mul: two of
     them around a product and a residual add compile to three steps (compile/layer_norm.js: each
-    RMS norm one step; eleven unfused), and the output equals onnxruntime's CPU EP's."""
+    RMS norm one step; nine steps unfused), and the output equals onnxruntime's CPU EP's."""
     import onnxruntime
     from onnx import TensorProto, helper, numpy_helper
 

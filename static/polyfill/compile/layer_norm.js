@@ -17,7 +17,7 @@
  * The same without the mean (the square and the division read x itself) is an RMS norm:
  * ORT's WebNN EP writes ONNX Runtime's SimplifiedLayerNormalization (the RMSNorm of LLaMA-style
  * decoders exported for it) as pow(x, 2) -> reduceMean -> add epsilon -> sqrt -> div(x, .) ->
- * mul(scale, .), five steps unfused.
+ * mul(scale, .), four steps unfused (pow, reduceMean, add + sqrt, div + mul).
  *
  * planLayerNorms replaces each such group with one node of op layerNormalization whose attrs
  * carry `formula` ({square: 'pow' | 'mul', reciprocal, center}); ops/normalization.js then evaluates
