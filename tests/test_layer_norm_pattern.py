@@ -39,8 +39,9 @@ def test_written_out_layer_norms_are_one_step(webnn_page, server_url):
     operators in graph order; a scale that varies along the rows stays a step of its own with the
     bias add; with the mean a graph output or d also read by a relu the mean and the subtraction
     keep their steps and the rest is d's RMS norm, one step; an exponent of 3 leaves every
-    reduction a step of its own. The values pass in both data types (float16: the squares of ±300 overflow
-    to +Inf as the operators compute them one by one, so those rows are the bias alone)."""
+    reduction a step of its own. The values pass in both data types (float16: the squares of
+    ±300 overflow to +Inf as the operators compute them one by one, so those rows are the bias
+    alone)."""
     cases = _cases("float32")
     results = run_cases(webnn_page, server_url, list(cases.values()) + list(_cases("float16").values()), steps=True)
     assert_all_pass(results)

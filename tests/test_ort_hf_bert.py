@@ -25,12 +25,11 @@ import numpy as np
 import pytest
 
 from tests.graph_runner import run_js
-from tests.test_ort_webnn_ep import ATOL, VENDOR, _CAPTURE_GRAPHS
+from tests.test_ort_webnn_ep import ATOL, NVIDIA, VENDOR, _CAPTURE_GRAPHS
 from tools.bench_models import GENERATED
 
 SEQ, HIDDEN, HEADS, FFN, LAYERS, VOCAB = 24, 64, 4, 128, 2, 50
 NAME = "hf-bert-opset14"
-NVIDIA = {"vendor": "nvidia", "architecture": "", "description": "", "isFallbackAdapter": False}
 
 
 def hf_bert_model(rng: np.random.Generator):
