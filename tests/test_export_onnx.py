@@ -31,9 +31,13 @@ def reference():
     return x, expected
 
 
+def _run_named(model_path: Path, feeds: dict, output: str) -> np.ndarray:
+    """onnxruntime's (CPU EP) value of ``output`` for ``feeds``."""
+    return ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"]).run([output], feeds)[0]
+
+
 def _run(model_path: Path, x: np.ndarray) -> np.ndarray:
-    session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
-    return session.run(["probabilities"], {"input": x})[0]
+    return _run_named(model_path, {"input": x}, "probabilities")
 
 
 def test_external_data_model_matches_reference(tmp_path, reference):
@@ -137,7 +141,3 @@ def test_reduce_mean_axes_at_either_side_of_opset_18(tmp_path, opset):
     x = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
     got = _run_named(out, {"x": x}, "y")
     np.testing.assert_allclose(got, np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=1, keepdims=True)), rtol=1e-6)
-
-
-def _run_named(model_path: Path, feeds: dict, output: str) -> np.ndarray:
-    return ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"]).run([output], feeds)[0]
