@@ -62,7 +62,7 @@ $(MODELS_STAMP): $(VENV_STAMP) $(MODEL_SOURCES)
 	$(PY) -m server.models.convert || { echo "error: model conversion failed (python -m server.models.convert)" >&2; exit 1; }
 	@mkdir -p $(@D) && touch $@
 
-$(BENCH_MODELS_STAMP): $(VENV_STAMP) tools/bench_models.py tools/export_onnx.py server/models/convert.py server/models/efficientnet_lite0.py
+$(BENCH_MODELS_STAMP): $(VENV_STAMP) $(MODELS_STAMP) tools/bench_models.py tools/export_onnx.py server/models/convert.py server/models/efficientnet_lite0.py
 	$(PY) -m tools.bench_models || { echo "error: generating the benchmark models failed (python -m tools.bench_models)" >&2; exit 1; }
 	@mkdir -p $(@D) && touch $@
 
