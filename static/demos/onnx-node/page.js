@@ -8,7 +8,7 @@
  */
 const SAMPLE = ['test_abs', 'test_add_bcast', 'test_relu', 'test_sigmoid', 'test_softmax_example', 'test_matmul_2d',
   'test_gemm_default_single_elem_vector_bias', 'test_conv_with_strides_padding', 'test_averagepool_2d_default',
-  'test_reduce_sum_keepdims_example', 'test_where_example', 'test_cast_FLOAT_to_FLOAT16'];
+  'test_reduce_sum_keepdims_example', 'test_where_example', 'test_transpose_default'];
 const out = document.getElementById('out');
 
 function describe({verdict, maxDiff, why}) {
