@@ -146,3 +146,16 @@ def test_image_demo_clears_the_previous_result(user_page, server_url):
     assert counts and counts[0] == 0 and counts[-1] == 5, counts
     watcher.flush()
     assert not watcher.errors and not bad_status, [*watcher.errors, *bad_status]
+
+
+def test_conformance_page_shows_progress_on_the_cpu_context(user_page, server_url):
+    """The CPU context finishes its work in microtasks; the page must still paint its progress
+    counter while the suite runs (a check polled on animation frames sees it before the end)."""
+    page, watcher, bad_status = user_page
+    page.goto(f"{server_url}/conformance/?device=cpu")
+    page.wait_for_function("() => /cases run/.test(document.getElementById('status').textContent)"
+                           " || window.conformance !== undefined", polling="raf")
+    assert page.evaluate("() => window.conformance") is None, "the run ended before its progress was painted"
+    page.wait_for_function("() => window.conformance !== undefined")
+    watcher.flush()
+    assert not watcher.errors and not bad_status, [*watcher.errors, *bad_status]
