@@ -22,7 +22,8 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
 VENV_STAMP := $(VENV)/.installed
 MODELS_STAMP := server/models/generated/.converted
 MODEL_SOURCES := $(wildcard server/models/*.py server/models/data/*)
-# Random-weight benchmark models (MobileNetV2, BERT-style encoder): manifest + weights + model.onnx.
+# Random-weight benchmark models (MobileNetV2, BERT-style encoder): manifest + weights + model.onnx,
+# and EfficientNet-Lite0's model.onnx + input.bin: every default model of the benchmark page.
 # (BERT-base and its seq-512 variant, 340 MB, are written by make bench when it first needs them.)
 BENCH_MODELS_STAMP := server/models/generated/.bench-models
 # onnxruntime-web (pinned in tools/bench_ort.py), only the files the pages load; needs npm once.
@@ -44,7 +45,7 @@ help:
 	@echo "make test-onnx   ONNX's node tests through ORT-web's WebNN EP on the polyfill (table + bench-results/onnx-node.json)"
 	@echo "make clean   remove .venv, generated models and test results"
 	@echo "make bench-interop [BENCH_ARGS='--size large']  the WebNN/WebGPU buffer-sharing benchmark"
-	@echo "make bench [BENCH_ARGS='--runs 50 --profile']  every model x runtime: our builder code, ORT-web WebNN EP on the polyfill, ORT-web JSEP and native WebGPU"
+	@echo "make bench [BENCH_ARGS='--runs 50 --profile']  every model x runtime: our builder code (WebGPU, CPU context), ORT-web's WebNN EP on the polyfill, its WebGPU and wasm EPs (~3 min on SwiftShader)"
 	@echo "make bench-ort   the same as make bench (its former name)"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter)"
 
@@ -62,7 +63,7 @@ $(MODELS_STAMP): $(VENV_STAMP) $(MODEL_SOURCES)
 	$(PY) -m server.models.convert || { echo "error: model conversion failed (python -m server.models.convert)" >&2; exit 1; }
 	@mkdir -p $(@D) && touch $@
 
-$(BENCH_MODELS_STAMP): $(VENV_STAMP) tools/bench_models.py tools/export_onnx.py server/models/convert.py server/models/efficientnet_lite0.py
+$(BENCH_MODELS_STAMP): $(VENV_STAMP) $(MODELS_STAMP) tools/bench_models.py tools/export_onnx.py server/models/convert.py server/models/efficientnet_lite0.py
 	$(PY) -m tools.bench_models || { echo "error: generating the benchmark models failed (python -m tools.bench_models)" >&2; exit 1; }
 	@mkdir -p $(@D) && touch $@
 
@@ -93,11 +94,13 @@ bench-interop: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_interop $(BENCH_ARGS)
 
-# make bench [BENCH_ARGS='--runs 50 --batch 20 --profile']: EfficientNet-Lite0, MobileNetV2, a small
-# BERT-style encoder and BERT-base (seq 128 and 512; generated on the first run) through our MLGraphBuilder code, ORT-web's WebNN EP on this polyfill, ORT-web's
-# JSEP WebGPU EP and its native WebGPU EP, in one headless page (static/demos/bench-ort/); prints a
-# table per model and writes bench-results/bench.json (tools/bench_ort.py --help for the options;
-# --readme regenerates the README's table from that JSON). bench-ort is its former name.
+# make bench [BENCH_ARGS='--runs 50 --batch 20 --profile']: EfficientNet-Lite0, MobileNetV2 and a small
+# BERT-style encoder (the models make setup writes; --models adds bert-base, bert-base-512,
+# bert-base-opset14, generated on first use) through our MLGraphBuilder code on WebGPU and on the CPU
+# context, ORT-web's WebNN EP on this polyfill, its JSEP and native WebGPU EPs and its wasm EP, in one
+# headless page (static/demos/bench-ort/); prints a table per model and writes bench-results/bench.json
+# (tools/bench_ort.py --help; --doc regenerates docs/performance.md's table from that JSON).
+# bench-ort is its former name.
 .PHONY: bench bench-ort
 bench bench-ort: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \

@@ -11,6 +11,9 @@ host included) regenerates identical files.
 Models (folder under ``server/models/generated/``, git-ignored, served at ``/models/<name>/``):
 
 Each folder also gets ``input.bin``: the benchmark's input (float32, seeded uniform [-1, 1)).
+``efficientnet-lite0`` (converted by ``make setup``, trained weights) gets ``model.onnx`` and
+``input.bin`` here too (:func:`prepare`), so the benchmark page's default models all exist after
+``make setup``.
 
 * ``mobilenetv2``: torchvision's MobileNetV2 configuration (inverted residuals, expansion 6,
   widths 32, 16, 24, 32, 64, 96, 160, 320, 1280; ReLU6 as clamp 0..6; batch norm folded into the
@@ -35,7 +38,7 @@ Each folder also gets ``input.bin``: the benchmark's input (float32, seeded unif
 
 Usage::
 
-    python -m tools.bench_models [--model mobilenetv2,bert-encoder,bert-base,bert-base-512] [--force] [--no-onnx]
+    python -m tools.bench_models [--model mobilenetv2,bert-encoder,bert-base,bert-base-512,efficientnet-lite0] [--force] [--no-onnx]
 
 Idempotent: a model is rewritten only when a file is missing or older than this module.
 """
@@ -249,21 +252,57 @@ def generate(name: str, out_root: Path = GENERATED, *, force: bool = False, onnx
     return manifest_path
 
 
+#: models converted by ``make setup`` (server/models/convert.py) that the benchmark also runs:
+#: they get ``model.onnx`` and ``input.bin`` here
+CONVERTED_MODELS = ("efficientnet-lite0",)
+
+
+def prepare(name: str, out_root: Path = GENERATED) -> Path:
+    """The folder of benchmark model ``name`` with manifest.json, weights.bin, model.onnx and
+    input.bin: a generated model is (re)written by :func:`generate` when missing or stale; a
+    converted one (CONVERTED_MODELS) gets model.onnx (``tools/export_onnx.py``) when it is missing
+    or older than its manifest, and input.bin when missing.
+
+    Raises:
+        FileNotFoundError: a converted model's manifest is missing (``make setup`` writes it).
+    """
+    if name in MODELS:
+        return generate(name, out_root).parent
+    from tools.export_onnx import export
+
+    manifest = out_root / name / "manifest.json"
+    if not manifest.is_file():
+        raise FileNotFoundError(f"{manifest} is missing: run make setup (python -m server.models.convert)")
+    model = manifest.parent / "model.onnx"
+    if not model.exists() or model.stat().st_mtime < manifest.stat().st_mtime:
+        export(manifest, model)
+    inp = manifest.parent / INPUT_FILE
+    if not inp.exists():
+        inp.write_bytes(bench_input(json.loads(manifest.read_text(encoding="utf-8"))).astype("<f4").tobytes())
+    return manifest.parent
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m tools.bench_models", description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=",".join(DEFAULT_MODELS),
-                        help=f"comma-separated (default {','.join(DEFAULT_MODELS)}): {', '.join(MODELS)}")
+    defaults = DEFAULT_MODELS + CONVERTED_MODELS
+    parser.add_argument("--model", default=",".join(defaults),
+                        help=f"comma-separated (default {','.join(defaults)}): {', '.join((*MODELS, *CONVERTED_MODELS))}")
     parser.add_argument("--force", action="store_true", help="rewrite even when up to date")
     parser.add_argument("--no-onnx", action="store_true", help="only the manifest and weights (no onnx package)")
     args = parser.parse_args(argv)
     for name in [m for m in args.model.split(",") if m]:
-        if name not in MODELS:
-            parser.error(f"unknown model {name!r}; known: {', '.join(MODELS)}")
-        path = generate(name, force=args.force, onnx=not args.no_onnx)
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        print(f"{name}: {path.parent} ({len(manifest['operators'])} operators, "
-              f"{(path.parent / 'weights.bin').stat().st_size} bytes of weights)")
+        if name not in MODELS and name not in CONVERTED_MODELS:
+            parser.error(f"unknown model {name!r}; known: {', '.join((*MODELS, *CONVERTED_MODELS))}")
+        if name in MODELS:
+            folder = generate(name, force=args.force, onnx=not args.no_onnx).parent
+        elif args.no_onnx:
+            continue
+        else:
+            folder = prepare(name)
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        print(f"{name}: {folder} ({len(manifest['operators'])} operators, "
+              f"{(folder / 'weights.bin').stat().st_size} bytes of weights)")
     return 0
 
 

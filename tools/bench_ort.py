@@ -1,5 +1,6 @@
-"""One benchmark of every model x runtime: our MLGraphBuilder code, ONNX Runtime Web's WebNN EP on
-this polyfill, ORT-web's JSEP WebGPU EP and its native WebGPU EP, headless, in one browser run.
+"""One benchmark of every model x runtime: our MLGraphBuilder code (WebGPU and the CPU context),
+ONNX Runtime Web's WebNN EP on this polyfill, ORT-web's JSEP WebGPU EP, its native WebGPU EP and
+its wasm EP, headless, in one browser run (``make bench``).
 
 Serves the project (``create_app()`` on a free loopback port), opens ``/demos/bench-ort/`` once
 (``?models=...&runtimes=...&runs=N&warmup=N&batch=N&profile=0|1&webnn=polyfill``), waits for the
@@ -8,33 +9,33 @@ EP) on the same ``input.bin``, prints a table per model and writes all of it as 
 
 Per model x runtime: latency (input upload + run + read back; median/min/max of ``--runs`` after
 ``--warmup``, the runtimes alternating run by run), throughput (``--batch`` back-to-back runs, the
-output left on the device, then one read back: inferences/s and ms of GPU work per inference),
+output left on the device, then one read back: inferences/s and ms per inference),
 build/session time, graphs built and dispatches per run (MLGraphBuilder.prototype.build and
-MLContext.prototype.dispatch are counted in the page), and the largest |output - onnxruntime CPU|.
-``--profile`` also profiles our builder path (``/polyfill/profiling.js``; skipped with a note when
-the polyfill has no such module): the JSON keeps every step (ms, kernel, workgroups), the printout
+MLContext.prototype.dispatch are counted in the page; GPU steps for the polyfill's WebGPU graphs),
+and the largest |output - onnxruntime CPU|. ``--profile`` also profiles our builder path
+(``/polyfill/profiling.js``): the JSON keeps every step (ms, kernel, workgroups), the printout
 shows the 10 slowest and the GPU time per kernel.
 
-Models: ``efficientnet-lite0`` (``make setup``'s converted manifest), ``mobilenetv2``,
-``bert-encoder``, ``bert-base``, ``bert-base-512`` and ``bert-base-opset14`` (BERT-base with its
-layer norms written out, model.onnx at opset 14, as PyTorch exports them below opset 17) (random
-weights, ``tools/bench_models.py``,
-generated here when missing: numpy + onnx suffice, no download; BERT-base's 340 MB of weights are
-written on the first run that asks for it, not by ``make setup``). Each gets ``model.onnx`` (``tools/export_onnx.py``) and ``input.bin``.
-``--install`` (or ``--install-only``, what ``make setup`` runs) fetches onnxruntime-web with npm
-into ``static/demos/bench-ort/vendor/`` (git-ignored; only the files the page loads).
+Models: by default the three ``make setup`` writes: ``efficientnet-lite0`` (trained weights,
+converted), ``mobilenetv2`` and ``bert-encoder`` (random weights, ``tools/bench_models.py``); on
+request also ``bert-base``, ``bert-base-512`` and ``bert-base-opset14`` (BERT-base with its layer
+norms written out, model.onnx at opset 14), whose 340 MB of weights are generated on the first run
+that asks for them (numpy + onnx, no download). Each gets ``model.onnx`` (``tools/export_onnx.py``)
+and ``input.bin``. ``--install`` (or ``--install-only``, what ``make setup`` runs) fetches
+onnxruntime-web with npm into ``static/demos/bench-ort/vendor/`` (git-ignored; only the files the
+page loads) and ORT's wasm build into ``static/polyfill/vendor/ort/``.
 
-The browser is configured like the test suite's (``tools.chromium.launch_options()``); on the GPU
-host ``. /root/gpu/env.sh`` sets it up (``shared/gpu-chrome/README.md``). A run that finds no WebGPU
-adapter is retried in a new browser (``--launches``).
+The browser is configured like the test suite's (``tools.chromium.launch_options()``:
+``$WEBNN_CHROMIUM``, ``$WEBNN_CHROMIUM_ARGS``). A run that finds no WebGPU adapter is retried in a
+new browser (``--launches``); ``--runtimes cpu,wasm`` needs no adapter.
 
 Usage::
 
-    python -m tools.bench_ort [--models efficientnet-lite0,mobilenetv2,bert-encoder,bert-base,bert-base-512,bert-base-opset14]
-        [--runtimes builder,webnn-ep,jsep,webgpu] [--runs 3] [--warmup 1] [--batch 4] [--profile]
-        [--out bench-results/bench.json] [--readme [JSON]] [--install] [--timeout SECONDS]
+    python -m tools.bench_ort [--models efficientnet-lite0,mobilenetv2,bert-encoder]
+        [--runtimes builder,webnn-ep,jsep,webgpu,cpu,wasm] [--runs 3] [--warmup 1] [--batch 4] [--profile]
+        [--out bench-results/bench.json] [--doc [JSON]] [--install] [--timeout SECONDS]
 
-``--readme`` rewrites the README's table (between ``<!-- bench-table:begin -->`` and
+``--doc`` rewrites the table of docs/performance.md (between ``<!-- bench-table:begin -->`` and
 ``<!-- bench-table:end -->``) from the JSON (``--out``'s, or the file given) without running.
 Exit status: 0 when every runtime ran and agreed with onnxruntime within its model's tolerance,
 1 when one disagreed or failed, 2 when the run itself failed.
@@ -103,6 +104,8 @@ def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR, polyfill_vend
 
 
 MODELS = ("efficientnet-lite0", "mobilenetv2", "bert-encoder", "bert-base", "bert-base-512", "bert-base-opset14")
+#: what make bench runs: the models make setup writes (BERT-base's 340 MB are opt-in)
+DEFAULT_MODELS = ("efficientnet-lite0", "mobilenetv2", "bert-encoder")
 RUNTIMES = ("builder", "webnn-ep", "jsep", "webgpu", "cpu", "wasm")
 RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "webnn-ep": "ORT-web WebNN EP on the polyfill",
                   "jsep": "ORT-web WebGPU (JSEP)", "webgpu": "ORT-web native WebGPU EP",
@@ -111,28 +114,17 @@ RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "webnn-ep": "ORT-web Web
 #: (BERT-base: 12 layers of float32 products with K up to 3072 between layer norms)
 TOLERANCE = {"efficientnet-lite0": 1e-4, "mobilenetv2": 1e-3, "bert-encoder": 1e-3, "bert-base": 3e-3,
              "bert-base-512": 3e-3, "bert-base-opset14": 3e-3}
-README = ROOT / "README.md"
+#: the document whose measured table --doc rewrites
+DOC = ROOT / "docs" / "performance.md"
 MARKERS = ("<!-- bench-table:begin -->", "<!-- bench-table:end -->")
 
 
 def prepare_model(name: str) -> Path:
     """The folder of model ``name`` with manifest.json, weights.bin, model.onnx and input.bin
-    (generated or exported when missing or stale)."""
-    from tools.bench_models import INPUT_FILE, MODELS as GENERATED_MODELS, bench_input, generate
-    from tools.export_onnx import export
+    (generated or exported when missing or stale: ``tools.bench_models.prepare``)."""
+    from tools.bench_models import prepare
 
-    if name in GENERATED_MODELS:
-        return generate(name).parent
-    manifest = ROOT / "server" / "models" / "generated" / name / "manifest.json"
-    if not manifest.is_file():
-        raise FileNotFoundError(f"{manifest} is missing: run make setup (or carry it to this host)")
-    model = manifest.parent / "model.onnx"
-    if not model.exists() or model.stat().st_mtime < manifest.stat().st_mtime:
-        export(manifest, model)
-    inp = manifest.parent / INPUT_FILE
-    if not inp.exists():
-        inp.write_bytes(bench_input(json.loads(manifest.read_text(encoding="utf-8"))).astype("<f4").tobytes())
-    return manifest.parent
+    return prepare(name)
 
 
 def reference_output(folder: Path) -> np.ndarray:
@@ -257,19 +249,19 @@ def format_profiles(run: dict[str, Any], top: int = 10) -> str:
     return "\n".join(lines)
 
 
-def update_readme(run: dict[str, Any], readme: Path = README) -> None:
-    """Replace the text between MARKERS in ``readme`` by ``format_tables(run)``.
+def update_table(run: dict[str, Any], doc: Path = DOC) -> None:
+    """Replace the text between MARKERS in ``doc`` by ``format_tables(run)``.
 
     Raises:
         ValueError: the markers are missing.
     """
-    text = readme.read_text(encoding="utf-8")
+    text = doc.read_text(encoding="utf-8")
     begin, end = MARKERS
     if begin not in text or end not in text:
-        raise ValueError(f"{readme} lacks the markers {begin} ... {end}")
+        raise ValueError(f"{doc} lacks the markers {begin} ... {end}")
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
-    readme.write_text(f"{head}{begin}\n{format_tables(run)}\n{end}{tail}", encoding="utf-8")
+    doc.write_text(f"{head}{begin}\n{format_tables(run)}\n{end}{tail}", encoding="utf-8")
 
 
 def bench(models: list[str], runtimes: list[str], runs: int, warmup: int, batch: int, profile: bool,
@@ -303,15 +295,16 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"npm install onnxruntime-web@{ORT_VERSION} into {VENDOR.relative_to(ROOT)} first")
     parser.add_argument("--install-only", action="store_true",
                         help="only install onnxruntime-web (what make setup runs), then exit")
-    parser.add_argument("--models", default=",".join(MODELS), help=f"comma list (default: all): {', '.join(MODELS)}")
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                        help=f"comma list (default: {','.join(DEFAULT_MODELS)}): {', '.join(MODELS)}")
     parser.add_argument("--runtimes", default=",".join(RUNTIMES), help=f"comma list (default: all): {', '.join(RUNTIMES)}")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per runtime (default 3; SwiftShader-sized)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs per runtime first (default 1)")
     parser.add_argument("--batch", type=int, default=4, help="back-to-back runs for the throughput (default 4)")
     parser.add_argument("--profile", action="store_true", help="profile our builder path: its 10 slowest GPU steps and the time per kernel (every step in the JSON)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
-    parser.add_argument("--readme", nargs="?", const="", metavar="JSON",
-                        help="only rewrite the README's table from JSON (default: --out's file)")
+    parser.add_argument("--doc", nargs="?", const="", metavar="JSON",
+                        help=f"only rewrite {DOC.relative_to(ROOT)}'s table from JSON (default: --out's file)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
     parser.add_argument("--threads", type=int, default=1,
@@ -336,10 +329,10 @@ def main(argv: list[str] | None = None) -> int:
                     raise ValueError
             except ValueError:
                 parser.error(f"--{option.replace('_', '-')} takes a JSON object; got {value!r}")
-    if args.readme is not None:
-        source = Path(args.readme) if args.readme else args.out
-        update_readme(json.loads(source.read_text(encoding="utf-8")))
-        print(f"updated {README.name} from {source}")
+    if args.doc is not None:
+        source = Path(args.doc) if args.doc else args.out
+        update_table(json.loads(source.read_text(encoding="utf-8")))
+        print(f"updated {DOC.relative_to(ROOT)} from {source}")
         return 0
     models = _names(parser, args.models, MODELS, "--models")
     runtimes = _names(parser, args.runtimes, RUNTIMES, "--runtimes")

@@ -42,7 +42,8 @@ from tools.onnx_node_cases import NUMPY_TYPES, OUT as CASES_DIR, load_index  # n
 from tools.page_ready import open_ready_page  # noqa: E402
 
 DEFAULT_OUT = Path("bench-results/onnx-node.json")
-PAGE = "/demos/onnx-node/"
+#: the page, without its own sample run (page.js)
+PAGE = "/demos/onnx-node/?autorun=0"
 BATCH = 20
 #: float32: |got - want| <= F32_ATOL + F32_RTOL * |want|; float16 looser; integers, bools exact
 F32_ATOL, F32_RTOL = 1e-4, 1e-3

@@ -1,11 +1,14 @@
 /**
  * The /conformance/ page: runs the cases and renders an operator x data type table.
- * Exposes window.runConformance({op, family}) -> {results, summary} for automation, and sets
- * window.conformance when a run ends.
+ * Exposes window.runConformance({op, family, deviceType}) for automation, and sets
+ * window.conformance = {results, passed, failed, ms, context: 'gpu' | 'cpu'} when a run ends.
+ * URL parameters: op, device (cpu | gpu), autorun (0: wait for the button), webnn=polyfill.
  */
 import {ready} from '/polyfill/webnn.js';
 import {loadFamilies, runAll, summarize} from './runner.js';
 
+/** 'polyfill' | 'native' once the polyfill's ready promise settled. */
+let implementation = 'unknown';
 const TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8', 'validation'];
 const $ = (id) => document.getElementById(id);
 
@@ -29,6 +32,26 @@ function render(results) {
   $('failures').innerHTML = failures.map((r) => `<li>${r.name}: ${escape(r.detail ?? '')}</li>`).join('') || '<li>none</li>';
 }
 
+/**
+ * Lets the browser paint (a frame, or 100 ms when the page is hidden and gets none): the CPU
+ * context finishes its work in microtasks, so a run that never waits for a task would not show
+ * its progress until it ended.
+ */
+function yieldToRenderer() {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 100);
+    requestAnimationFrame(() => { clearTimeout(timer); setTimeout(resolve, 0); });
+  });
+}
+
+/** What a context is, in words: WebGPU (and its adapter where the polyfill says) or the CPU context. */
+function contextText(context) {
+  const kind = implementation === 'native' ? 'the browser\'s own' :
+    context.accelerated === false ? 'CPU context (ONNX Runtime Web\'s wasm engine)' : 'WebGPU';
+  return `WebNN implementation: ${implementation}; context: ${kind}. ` +
+    `Add ?device=cpu or ?device=gpu to choose (default: createContext()'s choice, the CPU context on a software adapter).`;
+}
+
 function escape(text) {
   return text.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'}[c]));
 }
@@ -45,10 +68,22 @@ async function runConformance({op, family, deviceType = params.get('device') ?? 
   let families = await loadFamilies();
   if (family) families = families.filter((f) => f.name === family);
   let done = 0;
+  let painted = performance.now();
+  let contextKind = null;
   const results = await runAll(families, {
     filter: (c) => !op || c.op === op,
     contextOptions: deviceType ? {deviceType} : {},
-    onResult: () => { if (++done % 25 === 0) $('status').textContent = `${done} cases run…`; },
+    onContext: (context) => {
+      contextKind = context.accelerated === false ? 'cpu' : 'gpu';
+      $('implementation').textContent = contextText(context);
+    },
+    onResult: async () => {
+      if (++done % 25 === 0) $('status').textContent = `${done} cases run…`;
+      if (performance.now() - painted > 100) {
+        await yieldToRenderer();
+        painted = performance.now();
+      }
+    },
   });
   render(results);
   const passed = results.filter((r) => r.pass).length;
@@ -58,14 +93,15 @@ async function runConformance({op, family, deviceType = params.get('device') ?? 
     const known = new Set(families.flatMap((f) => [...(f.graph ?? []), ...(f.validation ?? [])].map((c) => c.op)));
     $('status').textContent = `no cases for operator "${op}"; operators with cases: ${[...known].sort().join(', ')}`;
   }
-  window.conformance = {results, passed, failed: results.length - passed, ms};
+  window.conformance = {results, passed, failed: results.length - passed, ms, context: contextKind};
   return window.conformance;
 }
 
 window.runConformance = runConformance;
 const params = new URLSearchParams(location.search);
-const {implementation} = await ready;
-$('implementation').textContent = `WebNN implementation: ${implementation}`;
+({implementation} = await ready);
+$('implementation').textContent = `WebNN implementation: ${implementation}; ` +
+  'add ?device=cpu or ?device=gpu to choose the context.';
 $('run').addEventListener('click', () => runConformance({op: $('filter').value.trim() || undefined}));
 $('filter').value = params.get('op') ?? '';
 if (params.get('autorun') !== '0') runConformance({op: params.get('op') ?? undefined});

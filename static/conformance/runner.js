@@ -95,12 +95,16 @@ export async function runValidationCase(context, c) {
 /**
  * Runs families of cases on one context.
  * @param {object[]} families from loadFamilies()
- * @param {{filter?: (c) => boolean, onResult?: (r) => void, contextOptions?: object}} [options]
- *   contextOptions: for createContext(), e.g. {deviceType: 'cpu'} for the CPU context
+ * @param {{filter?: (c) => boolean, onResult?: (r) => void | Promise<void>, onContext?: (context) => void,
+ *   contextOptions?: object}} [options]
+ *   contextOptions: for createContext(), e.g. {deviceType: 'cpu'} for the CPU context; onContext
+ *   is told the context once it exists; onResult is awaited after each case (a page yields to its
+ *   renderer there)
  * @returns {Promise<object[]>} results
  */
-export async function runAll(families, {filter = () => true, onResult = () => {}, contextOptions = {}} = {}) {
+export async function runAll(families, {filter = () => true, onResult = () => {}, onContext = () => {}, contextOptions = {}} = {}) {
   const context = await navigator.ml.createContext(contextOptions);
+  onContext(context);
   const results = [];
   try {
     for (const family of families) {
@@ -109,14 +113,14 @@ export async function runAll(families, {filter = () => true, onResult = () => {}
         const r = await runGraphCase(context, c);
         r.family = family.name;
         results.push(r);
-        onResult(r);
+        await onResult(r);
       }
       for (const c of family.validation ?? []) {
         if (!filter(c)) continue;
         const r = await runValidationCase(context, c);
         r.family = family.name;
         results.push(r);
-        onResult(r);
+        await onResult(r);
       }
     }
   } finally {

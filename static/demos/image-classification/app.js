@@ -75,6 +75,7 @@ async function fileSource(file) {
 async function classifySource(app, source) {
   const {manifest, labels, classifier, adapter, options, ui} = app;
   const {tensor, preview} = preprocess(source.pixels, manifest.preprocessing);
+  view.clearResults(ui);  // the previous picture's top 5 would read as this one's
   view.showSource(ui, source);
   view.showPreview(ui, preview);
   const {probabilities, inferenceMs, timesMs} = await classifier.classify(tensor, options);

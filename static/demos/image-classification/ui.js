@@ -150,6 +150,15 @@ export function showPredictions(ui, top) {
 }
 
 /**
+ * Clears the previous picture's top classes and inference time while a new picture is classified.
+ * @param {Record<string, HTMLElement>} ui
+ */
+export function clearResults(ui) {
+  ui.predictions.replaceChildren();
+  ui.inferenceTime.textContent = '…';
+}
+
+/**
  * Shows the timings.
  * @param {Record<string, HTMLElement>} ui
  * @param {{buildMs?: number, inferenceMs?: number, runs?: number}} timings milliseconds
