@@ -17,6 +17,7 @@ import {destroyGraph, graphSlots, isGraph} from './graph.js';
 import {checkExportDevice, checkNotExported, exportTensor} from './interop.js';
 import {checkTensor, isDetached, validateNamed} from './context_checks.js';
 import {FAULT_IN_BYTES, touchPages} from './host_memory.js';
+import {DEFAULT_TUNING} from './tuning.js';
 
 // The CPU context (cpu/backend.js) may run where WebGPU's globals are missing.
 const TENSOR_USAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0;
@@ -148,10 +149,10 @@ export class MLContext {
     const s = liveSlots(this);
     checkNotExported(t, 'writeTensor');
     if (s.cpu) s.cpu.write(t, bytesOf(inputData));
-    else if (s.deferWrites ?? s.completion.active) {
+    else if (s.tuning.deferWrites ?? s.completion.active) {
       // a write into the tensor's upload buffer goes out at once (gpu/pending_writes.js)
-      const staged = s.pendingWrites.add(t, bytesOf(inputData), s.stageWrites !== false);
-      if (staged && !s.holdStagedWrites) s.pendingWrites.flush();
+      const staged = s.pendingWrites.add(t, bytesOf(inputData), s.tuning.stageWrites);
+      if (staged && !s.tuning.holdStagedWrites) s.pendingWrites.flush();
     }
     else {
       // writes held while holding was on (configureContext may turn fastReadback off) go out
@@ -183,7 +184,7 @@ export class MLContext {
     const size = byteLength(t.desc);
     const padded = paddedLength(size);
     // the result, allocated before anything is queued; its pages are faulted in while the GPU
-    // works (host_memory.js; the context slot `faultInReads` false turns that off)
+    // works (host_memory.js; the tuning switch `faultInReads` false turns that off)
     const result = outputData === undefined ? new ArrayBuffer(size) : null;
     const staging = s.pool.acquire(padded, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'webnn:readTensor');
     const encoder = s.device.createCommandEncoder({label: 'webnn:readTensor'});
@@ -192,7 +193,7 @@ export class MLContext {
     let settle;
     const pending = new Promise((resolve, reject) => { settle = {resolve, reject}; });
     t.pending.add(settle);
-    if (result && size >= FAULT_IN_BYTES && s.faultInReads !== false) queueMicrotask(() => touchPages(result));
+    if (result && size >= FAULT_IN_BYTES && s.tuning.faultInReads) queueMicrotask(() => touchPages(result));
     s.completion.wait(staging.mapAsync(GPUMapMode.READ, 0, padded)).then(() => {
       if (!t.pending.has(settle)) return;
       t.pending.delete(settle);
@@ -337,26 +338,28 @@ export function loseContext(context, message) {
   s.resolveLost(s.lostInfo);
 }
 
-/** The slots every context has, whichever backend: its graphs and tensors, the lost promise. */
-function commonSlots(powerPreference) {
+/** The slots every context has, whichever backend: its graphs and tensors, the lost promise, its tuning. */
+function commonSlots(powerPreference, tuning) {
   let resolveLost;
   const lostPromise = new Promise((r) => { resolveLost = r; });
-  return {powerPreference, graphs: new Set(), tensors: new Set(), lostInfo: null, lostPromise, resolveLost, nextTensorId: 1};
+  // tuning: the frozen switches of tuning.js, replaced (never mutated) by configureContext()
+  return {powerPreference, tuning, graphs: new Set(), tensors: new Set(), lostInfo: null, lostPromise, resolveLost, nextTensorId: 1};
 }
 
 /**
  * Creates an MLContext on `device`.
  * @param {GPUDevice} device
  * @param {{ownsDevice: boolean, adapterInfo?: object, powerPreference: string,
- *   polyfill?: {fastReadback?: boolean, profiling?: boolean}}} options polyfill: this
- *   polyfill's own context options (ml.js)
+ *   polyfill?: {fastReadback?: boolean, profiling?: boolean, tuning?: object}}} options polyfill: this
+ *   polyfill's own context options (options.js polyfillOptions; tuning: a frozen tuning.js object)
  * @returns {MLContext}
  */
 export function createContextObject(device, {ownsDevice, adapterInfo, powerPreference, polyfill = {}}) {
   const context = Object.create(MLContext.prototype);
-  const completion = new Completion(device, {adapterInfo, enabled: polyfill.fastReadback !== false});
+  const tuning = polyfill.tuning ?? DEFAULT_TUNING;
+  const completion = new Completion(device, {adapterInfo, enabled: polyfill.fastReadback !== false, tuning});
   CONTEXT_SLOTS.set(context, {
-    ...commonSlots(powerPreference),
+    ...commonSlots(powerPreference, tuning),
     device,
     maxTensorByteLength: maxTensorByteLength(device),
     ownsDevice,
@@ -385,10 +388,10 @@ export function createContextObject(device, {ownsDevice, adapterInfo, powerPrefe
  * @param {{powerPreference: string}} options
  * @returns {MLContext}
  */
-export function createCpuContextObject(backend, {powerPreference}) {
+export function createCpuContextObject(backend, {powerPreference, tuning = DEFAULT_TUNING}) {
   const context = Object.create(MLContext.prototype);
   CONTEXT_SLOTS.set(context, {
-    ...commonSlots(powerPreference),
+    ...commonSlots(powerPreference, tuning),
     cpu: backend,
     device: null,
     maxTensorByteLength: backend.maxTensorByteLength,

@@ -8,7 +8,7 @@
  * shape is the scores' batch shape; the data type is float32 or float16; the head sizes fit the
  * kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
  * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP. compile/plan.js
- * applies it on hardware adapters, or as the context slot kernelOverrides.attention says.
+ * applies it on hardware adapters, or as the tuning switch `attention` says.
  */
 import {slots, useCounts} from '../operand.js';
 import {attentionFits} from '../ops/attention.js';

@@ -225,7 +225,8 @@ export class Lowering {
       operators: this.origin,
       values,
       uniformData: shader.packUniforms({...uniforms, total}),
-      workgroups: foldWorkgroups(wgCount, this.ctx.device.limits.maxComputeWorkgroupsPerDimension),
+      workgroups: foldWorkgroups(wgCount, Math.min(this.ctx.device.limits.maxComputeWorkgroupsPerDimension,
+        this.ctx.tuning.workgroupsPerDimension ?? Infinity)),
     });
   }
 }

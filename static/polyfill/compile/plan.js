@@ -49,11 +49,11 @@ export async function compileGraph(context, entries) {
   // a matmul storing into its transpose's layout: the transpose has no step of its own
   L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
   // matmul -> (scale, mask) -> softmax -> matmul as one step at the second matmul
-  // (compile/attention.js, ops/attention.js) on hardware adapters; the context slot
-  // kernelOverrides.attention (true / false) decides instead where set. Not on software
+  // (compile/attention.js, ops/attention.js) on hardware adapters; the tuning switch
+  // `attention` (tuning.js) decides instead where set. Not on software
   // adapters: SwiftShader pays for the kernel's workgroup barriers (the 2-layer encoder's fused
   // step 63-84 ms a layer against about 25 ms for the three unfused steps)
-  const fuseAttention = ctx.kernelOverrides?.attention ?? !isSoftwareAdapter(ctx);
+  const fuseAttention = ctx.tuning.attention ?? !isSoftwareAdapter(ctx);
   L.attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion) : new Map();
   // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js); not a
   // fused attention's products: its step computes the scores itself (a sibling group would
@@ -285,8 +285,8 @@ export class Plan {
       this.timer.collect(staging);
       return;
     }
-    const doubling = ctx.submitSteps === 'doubling' || (ctx.submitSteps === undefined && Boolean(ctx.completion?.idle));
-    let chunk = doubling ? 4 : (ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length);
+    const doubling = ctx.tuning.submitSteps === 'doubling' || (ctx.tuning.submitSteps === undefined && Boolean(ctx.completion?.idle));
+    let chunk = doubling ? 4 : (ctx.tuning.submitSteps > 0 ? ctx.tuning.submitSteps : this.steps.length);
     let first = 0;
     do {
       const commands = first === 0 ? encoder : ctx.device.createCommandEncoder({label: 'webnn:dispatch'});

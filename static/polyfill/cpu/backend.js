@@ -1,5 +1,5 @@
 /**
- * The CPU context (issue 16): MLContext with `accelerated` false, whose graphs run on ONNX
+ * The CPU context: MLContext with `accelerated` false, whose graphs run on ONNX
  * Runtime Web's wasm EP (cpu/session.js) and whose MLTensors are ArrayBuffer-backed.
  *
  * The builder, validation, shape inference and errors are the WebGPU context's (context.js,
@@ -118,14 +118,14 @@ class CpuBackend {
 
 /**
  * Creates a CPU context.
- * @param {{powerPreference: string, ortBaseUrl?: string, threads?: number}} options ortBaseUrl:
+ * @param {{powerPreference: string, ortBaseUrl?: string, threads?: number, tuning?: object}} options ortBaseUrl:
  *   where ort.wasm.min.mjs and its wasm files are (default static/polyfill/vendor/ort/);
  *   threads: ORT's thread count (default 1, or min(4, cores) in a cross-origin isolated page);
  *   ORT reads it once per ortBaseUrl (one module instance each): the first CPU context sets it
  * @returns {Promise<MLContext>}
  * @throws (rejects) NotSupportedError when ONNX Runtime cannot be loaded
  */
-export async function createCpuContext({powerPreference, ortBaseUrl, threads}) {
+export async function createCpuContext({powerPreference, ortBaseUrl, threads, tuning}) {
   const ort = await loadOrt(ortBaseUrl ?? defaultOrtBase(), threads ?? defaultThreads());
-  return createCpuContextObject(new CpuBackend(ort), {powerPreference});
+  return createCpuContextObject(new CpuBackend(ort), {powerPreference, tuning});
 }

@@ -43,6 +43,7 @@
  *   nudges         count of nudges sent so far (read-only use)
  */
 import {isSoftwareAdapter} from '../ops/adapter_kind.js';
+import {DEFAULT_TUNING} from '../tuning.js';
 
 export class Completion {
   /**
@@ -50,13 +51,11 @@ export class Completion {
    * @param {{adapterInfo?: GPUAdapterInfo, enabled?: boolean}} options enabled: the page's
    *   fastReadback option (default true)
    */
-  constructor(device, {adapterInfo, enabled = true} = {}) {
+  constructor(device, {adapterInfo, enabled = true, tuning = DEFAULT_TUNING} = {}) {
     this.device = device;
     this.enabled = enabled;
-    this.hardware = Boolean(adapterInfo) && !isSoftwareAdapter({adapterInfo});
-    this.nudge = 'submit';
-    this.capMs = 100;
-    this.intervalMs = 0.25;
+    this.adapterHardware = Boolean(adapterInfo) && !isSoftwareAdapter({adapterInfo});
+    this.tune(tuning);
     this.lastNudge = -Infinity;
     this.nudges = 0;
     this.outstanding = 0;
@@ -67,6 +66,17 @@ export class Completion {
     this.channel = null;
     this.tracking = false;
     this.submittedAgain = false;
+  }
+
+  /**
+   * Applies the context's tuning (tuning.js): nudgeQueue, nudge, nudgeIntervalMs, nudgeCapMs.
+   * @param {object} tuning the context's frozen tuning object
+   */
+  tune(tuning) {
+    this.hardware = tuning.nudgeQueue ?? this.adapterHardware;
+    this.nudge = tuning.nudge;
+    this.intervalMs = tuning.nudgeIntervalMs;
+    this.capMs = tuning.nudgeCapMs;
   }
 
   /** @returns {boolean} whether waits started now are nudged */

@@ -82,15 +82,14 @@ function validConfig(cfg) {
 
 /**
  * The configuration of the fused step for head sizes D (Q, K) and Dv (V), with those sizes
- * padded for it: the context slot `kernelOverrides.attentionConfig` where set (tests,
- * benchmarks), else WIDE_CONFIG on hardware adapters for head sizes of WIDE_HEAD or more, else
+ * padded for it: the tuning switch `attentionConfig` (tuning.js) where set, else WIDE_CONFIG on hardware adapters for head sizes of WIDE_HEAD or more, else
  * DEFAULT_CONFIG; a configuration whose workgroup memory the device does not allow falls back
  * to DEFAULT_CONFIG (which fits WebGPU's default limits; every valid configuration has at most
  * the default 256 invocations).
  * @returns {{cfg: AttentionConfig, dp: number, vp: number}}
  */
 export function chooseAttentionConfig(ctx, D, DV) {
-  const want = ctx.kernelOverrides?.attentionConfig;
+  const want = ctx.tuning.attentionConfig;
   const wide = !isSoftwareAdapter(ctx) && D >= WIDE_HEAD && DV >= WIDE_HEAD;
   const cfg = want ? {rows: want.rows, perRow: want.perRow, keys: want.keys} : wide ? WIDE_CONFIG : DEFAULT_CONFIG;
   const padded = validConfig(cfg) ? paddedSizes(cfg, D, DV) : null;

@@ -37,11 +37,11 @@ const SPLIT_MAX = 32;
 
 /**
  * The kernel for an M x N x K product: 'gemv' for few rows, 'blocked' on a CPU adapter,
- * 'tiled128' for products with many 128x128 tiles, else 'tiled'. The context slot
- * `kernelOverrides.matmul` forces one (tests, benchmarks).
+ * 'tiled128' for products with many 128x128 tiles, else 'tiled'. The tuning switch
+ * `matmul` (tuning.js) forces one.
  */
 export function chooseMatmulKernel(ctx, M, N, batches) {
-  const override = ctx.kernelOverrides?.matmul;
+  const override = ctx.tuning.matmul;
   if (override) return override;
   if (isSoftwareAdapter(ctx)) return 'blocked';
   if (M <= GEMV_ROWS) return 'gemv';
@@ -70,7 +70,7 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
  * @returns {number} splits (1 = none)
  */
 export function splitCount(ctx, groups, K) {
-  const o = ctx.kernelOverrides ?? {};
+  const o = ctx.tuning;
   if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
   const target = o.splitGroups ?? SPLIT_GROUPS;
   if (isSoftwareAdapter(ctx) || groups >= target) return 1;
