@@ -16,6 +16,7 @@ import {reachableNodes, slots} from '../operand.js';
 import {contextSlots} from '../context.js';
 import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
+import {INTERNAL_OPERATORS} from '../ops/internal.js';
 import {Lowering} from './lowering.js';
 import {planFusion} from './fusion.js';
 import {planStoreViews} from './views.js';
@@ -54,24 +55,31 @@ export async function compileGraph(context, entries) {
   // adapters: SwiftShader pays for the kernel's workgroup barriers (the 2-layer encoder's fused
   // step 63-84 ms a layer against about 25 ms for the three unfused steps)
   const fuseAttention = ctx.tuning.attention ?? !isSoftwareAdapter(ctx);
-  L.attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion) : new Map();
-  // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js); not a
-  // fused attention's products: its step computes the scores itself (a sibling group would
+  const attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion, L.storeViews) : new Map();
+  // Q/K/V-like products of one A with constant B's: one mergedMatmul node (compile/siblings.js);
+  // not a fused attention's products: its step computes the scores itself (a sibling group would
   // compute them a second time, and copy the other products out of it)
-  const attentionProducts = [...L.attention].flatMap(([context, {scores}]) => [context, scores]);
-  L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...attentionProducts]));
+  const attentionProducts = [...attention.values()].flatMap(({attrs}) => [attrs.context, attrs.scores]);
+  const siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...attentionProducts]));
   // a split product read only by a layer/instance normalization: no reduce step, the
   // normalization adds the partial sums (compile/split_norm.js)
   L.splitNorms = planSplitNorms(nodes, entries.map(([, o]) => o), fusion,
-    new Set([...L.storeViews.keys(), ...L.attention.keys(), ...L.siblings.keys()]));
+    new Set([...L.storeViews.keys(), ...attention.keys(), ...siblings.keys()]));
   const skipped = new Set(L.storeViews.values());
-  for (const {scores, softmax} of L.attention.values()) skipped.add(scores).add(softmax);
+  for (const {attrs} of attention.values()) skipped.add(attrs.scores).add(attrs.softmax);
+  // the lowering order: a fused group at its last stage, once every stage's other operand
+  // exists; a fused attention's nodes as one fusedAttention node at its second matmul; a sibling
+  // group as one mergedMatmul node where its first member stands
+  const order = [];
   for (const node of nodes) {
-    // a fused group is lowered at its last stage, once every stage's other operand exists
     const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
     if (!producer || skipped.has(producer)) continue;
-    L.origin = [...(producer.origins ?? [producer.origin]), ...L.fusedStages(producer).map((st) => st.node.origin)];
-    OPERATORS[producer.op].lower(producer, L);
+    const replaced = attention.get(producer) ?? siblings.get(producer) ?? producer;
+    if (replaced.op !== 'mergedMatmul' || !order.includes(replaced)) order.push(replaced);
+  }
+  for (const node of order) {
+    L.origin = [...(node.origins ?? [node.origin]), ...L.fusedStages(node).map((st) => st.node.origin)];
+    (OPERATORS[node.op] ?? INTERNAL_OPERATORS[node.op]).lower(node, L);
   }
 
   const outputDescriptors = new Map();

@@ -28,7 +28,7 @@
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {F16_ROUND, storeExpr, wgslType} from '../gpu/types.js';
 import {addEpilogue} from './epilogue.js';
-import {batchStridesOf} from '../compile/views.js';
+import {batchStridesOf, storeStrides} from '../shape/strides.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 
 /**
@@ -246,3 +246,18 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   L.step({shader, values: [vq.value, vk.value, vv.value, y, ...ep.values], uniforms, groups: batches * blocks,
     label: context.label});
 }
+
+/**
+ * Lowers a fusedAttention node (compile/attention.js): the fused step, storing Y straight into
+ * the layout of the transpose that follows it when there is one.
+ */
+function lowerFusedAttention(node, L) {
+  const {scores, softmax, context, transpose} = node.attrs;
+  const store = transpose ? storeStrides(context.outputs[0].shape, transpose.attrs.permutation) : {};
+  attentionStep(L, {scores, softmax, context}, {y: L.result(transpose ?? context), ...store});
+}
+
+/** Internal operator table entries (see ops/internal.js). */
+export const internalOperators = {
+  fusedAttention: {lower: lowerFusedAttention},
+};
