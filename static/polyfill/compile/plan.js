@@ -1,14 +1,18 @@
 /**
- * build(): graph -> fixed plan. Finds layer normalizations written out as element-wise operators
- * (compile/layer_norm.js), fuses element-wise chains into their producers (compile/fusion.js),
- * folds transposes into the matrix kernels' addressing (compile/views.js), lets a normalization
- * add up the split product it reads (compile/split_norm.js), lowers the reachable
- * nodes into steps, assigns pooled buffers to
- * temporaries by lifetime (a buffer is reused once the last step reading its value has been
- * encoded), uploads constants once, creates every pipeline and the static bind groups ahead, and
- * packs all uniforms into one buffer. dispatch() only creates bind groups for the steps touching
- * the caller's tensors (cached per tensor combination), encodes and submits the steps (one command
- * buffer, or several onto an idle queue: Plan.dispatch).
+ * build(): graph -> fixed plan. The passes, in order: layer normalizations written out as
+ * element-wise operators become one layerNormalization node (compile/layer_norm.js); element-wise
+ * chains fuse into their producers (compile/fusion.js); a matmul stores into its transpose's
+ * layout (compile/views.js); matmul -> softmax -> matmul becomes a fusedAttention node
+ * (compile/attention.js); sibling products of one A become a mergedMatmul node
+ * (compile/siblings.js); a normalization adds up the split product it reads
+ * (compile/split_norm.js). Then the nodes are lowered, in order, into steps (compile/lowering.js;
+ * spec operators through OPERATORS, pass-made nodes through INTERNAL_OPERATORS), pooled buffers
+ * are assigned to temporaries by lifetime (a buffer is reused once the last step reading its
+ * value has been encoded), constants are uploaded once, every pipeline and the static bind
+ * groups are created ahead, and all uniforms are packed into one buffer. dispatch() only creates
+ * bind groups for the steps touching the caller's tensors (cached per tensor combination),
+ * encodes and submits the steps (one command buffer, or several onto an idle queue:
+ * Plan.dispatch).
  */
 import {domError} from '../errors.js';
 import {DATA_TYPES, elementCount, isDirect} from '../dtypes.js';
@@ -259,20 +263,14 @@ export class Plan {
    * Encodes the steps into compute passes and submits them: one command buffer, or several.
    * Chromium's GPU process records a command buffer into the driver's only when it is submitted,
    * so several submits let the GPU start on the first steps while the rest are still recorded,
-   * which only pays when the GPU would otherwise wait. By default (the context slot
+   * which only pays when the GPU would otherwise wait. By default (the tuning switch
    * `submitSteps` unset): command buffers of 4, 8, 16... steps when the context's completion
    * tracking says no earlier dispatch of it may still run (gpu/completion.js `idle`: hardware
    * adapters with fastReadback on; other work on the queue is not seen, which changes only how
-   * the plan is submitted, not what it computes); else one. On the H200 (2026-12-03, two rounds,
-   * alternating) always splitting took BERT-base's latency from 4.3-4.6 to 3.9-3.95 ms and
-   * MobileNetV2's from 1.95-2.25 to 1.5-1.7, but cost 0.1 and 0.2 ms an inference back to back;
-   * splitting only onto an idle queue (two rounds against one submit, builder path): latency
-   * EfficientNet-Lite0 1.6-1.7 against 2.1 ms, MobileNetV2 1.55-1.8 against 2.0-2.1, the 2-layer
-   * encoder 0.9-1.0 against 1.2, BERT-base 3.8-3.9 against 4.25-4.3, at sequence 512 8.4-9.3
-   * against 8.75-9.75, back to back unchanged within the host's noise. The slot forces a choice:
-   * a number n, one command buffer (and queue.submit) per n steps (a large n: one); 'doubling',
-   * always split (tools/bench_readback.py --model --submit-steps and tools/bench_anatomy.py
-   * measure them).
+   * the plan is submitted, not what it computes); else one. Splitting always costs back-to-back
+   * throughput, splitting onto an idle queue wins latency (docs/design-notes.md, "Submitting a
+   * plan in pieces"). The switch forces a choice: a number n, one command buffer per n steps;
+   * 'doubling', always split.
    * @param {object} ctx context slots
    * @param {Record<string, object>} inputs name -> tensor slots
    * @param {Record<string, object>} outputs name -> tensor slots
