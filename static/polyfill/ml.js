@@ -12,7 +12,7 @@
  * Runtime's files cannot be loaded.
  */
 import {domError} from './errors.js';
-import {createContextObject} from './context.js';
+import {createWebGpuContext} from './webgpu_backend.js';
 import {checkDeviceAlive} from './interop.js';
 import {polyfillOptions} from './options.js';
 import {isSoftwareAdapter} from './ops/adapter_kind.js';
@@ -53,7 +53,7 @@ export class ML {
   async createContext(options = {}) {
     if (typeof GPUDevice !== 'undefined' && options instanceof GPUDevice) {
       await checkDeviceAlive(options);
-      return createContextObject(options, {ownsDevice: false, adapterInfo: options.adapterInfo, powerPreference: 'default'});
+      return createWebGpuContext(options, {ownsDevice: false, adapterInfo: options.adapterInfo, powerPreference: 'default'});
     }
     // WebIDL: the enum member is converted by ToString (a String object or toString() counts)
     const powerPreference = enumValue(options?.powerPreference, POWER_PREFERENCES, 'default', 'createContext', 'powerPreference');
@@ -93,7 +93,7 @@ export class ML {
     } catch (e) {
       throw domError('NotSupportedError', `requestDevice failed: ${e.message}`, 'createContext');
     }
-    return createContextObject(device, {ownsDevice: true, adapterInfo: adapter.info, powerPreference, polyfill});
+    return createWebGpuContext(device, {ownsDevice: true, adapterInfo: adapter.info, powerPreference, polyfill});
   }
 
   get [Symbol.toStringTag]() { return 'ML'; }

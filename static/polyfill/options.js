@@ -45,7 +45,7 @@ export function configureContext(context, {fastReadback, profiling, tuning} = {}
   const s = contextSlots(context);
   if (!s) throw new TypeError('configureContext: argument is not an MLContext of this polyfill');
   s.tuning = withTuning(s.tuning, tuning, 'configureContext');
-  if (s.cpu) return {fastReadback: false, profiling: false, tuning: s.tuning}; // the CPU context has neither
+  if (!s.backend.accelerated) return {fastReadback: false, profiling: false, tuning: s.tuning}; // the CPU context has neither
   s.completion.tune(s.tuning);
   if (fastReadback !== undefined) s.completion.enabled = Boolean(fastReadback);
   if (profiling !== undefined) {
@@ -66,7 +66,7 @@ export function configureContext(context, {fastReadback, profiling, tuning} = {}
 export function contextInfo(context) {
   const s = contextSlots(context);
   if (!s) throw new TypeError('contextInfo: argument is not an MLContext of this polyfill');
-  if (s.cpu) return {accelerated: false, adapterInfo: null, fastReadback: false, profiling: false, tuning: s.tuning};
+  if (!s.backend.accelerated) return {accelerated: false, adapterInfo: null, fastReadback: false, profiling: false, tuning: s.tuning};
   const info = s.adapterInfo;
   const adapterInfo = info ? Object.fromEntries(['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']
     .filter((k) => info[k] !== undefined).map((k) => [k, info[k]])) : null;
