@@ -13,6 +13,7 @@
  */
 import {slots, useCounts} from '../operand.js';
 import {attentionFits} from '../ops/attention.js';
+import {isSoftwareAdapter} from '../ops/adapter_kind.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
@@ -61,4 +62,14 @@ export function planAttention(nodes, outputs, fusion, storeViews) {
     });
   }
   return found;
+}
+
+/**
+ * The pass (compile/plan.js PASSES): `g.attention` = second matmul -> fusedAttention node; on
+ * hardware adapters, or as the tuning switch `attention` says. Not on software adapters, where
+ * the kernel's workgroup barriers cost more than the three unfused steps (docs/design-notes.md).
+ */
+export function attentionPass(g, ctx) {
+  const fuse = ctx.tuning.attention ?? !isSoftwareAdapter(ctx);
+  return {...g, attention: fuse ? planAttention(g.nodes, g.outputs, g.fusion, g.storeViews) : new Map()};
 }

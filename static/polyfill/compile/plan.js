@@ -1,5 +1,5 @@
 /**
- * build(): graph -> fixed plan. The passes, in order: layer normalizations written out as
+ * build(): graph -> fixed plan. The passes (PASSES, applied in order): layer normalizations written out as
  * element-wise operators become one layerNormalization node (compile/layer_norm.js); element-wise
  * chains fuse into their producers (compile/fusion.js); a matmul stores into its transpose's
  * layout (compile/views.js); matmul -> softmax -> matmul becomes a fusedAttention node
@@ -22,19 +22,59 @@ import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
 import {INTERNAL_OPERATORS} from '../ops/internal.js';
 import {Lowering} from './lowering.js';
-import {planFusion} from './fusion.js';
-import {planStoreViews} from './views.js';
-import {planAttention} from './attention.js';
-import {isSoftwareAdapter} from '../ops/adapter_kind.js';
-import {planSiblings} from './siblings.js';
-import {planSplitNorms} from './split_norm.js';
-import {planLayerNorms} from './layer_norm.js';
+import {fusionPass} from './fusion.js';
+import {storeViewPass} from './views.js';
+import {attentionPass} from './attention.js';
+import {siblingsPass} from './siblings.js';
+import {splitNormPass} from './split_norm.js';
+import {layerNormPass} from './layer_norm.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
 import {StepTimer} from './step_timer.js';
 
 const STORAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0; // no WebGPU: CPU context only
+
+/**
+ * The passes, in order: each `(graph, ctx) => graph` over the record {nodes (topological order),
+ * outputs, fusion, storeViews, attention, siblings, splitNorms}, returning a new record with the
+ * nodes it rewrote or the plan it made. A new pass is a module exporting one such function and
+ * one line here.
+ */
+export const PASSES = Object.freeze([
+  layerNormPass,   // written-out layer/RMS norms -> one layerNormalization node
+  fusionPass,      // element-wise chains -> their producer's epilogue
+  storeViewPass,   // a matmul stores into its only consumer transpose's layout
+  attentionPass,   // matmul -> softmax -> matmul -> one fusedAttention node
+  siblingsPass,    // products of one A with constant B's -> one mergedMatmul node
+  splitNormPass,   // a normalization adds the split product's partial sums it reads
+]);
+
+/**
+ * Lowers the passes' graph into steps: a fused group at its last stage, once every stage's other
+ * operand exists; a fused attention's nodes as one fusedAttention node at its second matmul; a
+ * sibling group as one mergedMatmul node where its first member stands. Spec operators lower
+ * through OPERATORS, pass-made nodes through INTERNAL_OPERATORS.
+ */
+function lowerNodes(g, L) {
+  const {fusion, attention, siblings} = g;
+  L.tails = fusion.tails;
+  L.storeViews = g.storeViews;
+  L.splitNorms = g.splitNorms;
+  const skipped = new Set(g.storeViews.values());
+  for (const {attrs} of attention.values()) skipped.add(attrs.scores).add(attrs.softmax);
+  const order = [];
+  for (const node of g.nodes) {
+    const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
+    if (!producer || skipped.has(producer)) continue;
+    const replaced = attention.get(producer) ?? siblings.get(producer) ?? producer;
+    if (replaced.op !== 'mergedMatmul' || !order.includes(replaced)) order.push(replaced);
+  }
+  for (const node of order) {
+    L.origin = [...(node.origins ?? [node.origin]), ...L.fusedStages(node).map((st) => st.node.origin)];
+    (OPERATORS[node.op] ?? INTERNAL_OPERATORS[node.op]).lower(node, L);
+  }
+}
 
 /**
  * Compiles the graph for `entries` ([name, MLOperand] pairs) on `context`.
@@ -46,45 +86,11 @@ export async function compileGraph(context, entries) {
   const ctx = contextSlots(context);
   const L = new Lowering(ctx);
   const graphNodes = reachableNodes(entries.map(([, o]) => o));
-  // a layer normalization written out as reductions and element-wise operators (ONNX opsets
-  // before 17, through ORT's WebNN EP): one layerNormalization node (compile/layer_norm.js)
-  const nodes = planLayerNorms(graphNodes, entries.map(([, o]) => o));
-  const fusion = planFusion(nodes, entries.map(([, o]) => o));
-  L.tails = fusion.tails;
-  // a matmul storing into its transpose's layout: the transpose has no step of its own
-  L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
-  // matmul -> (scale, mask) -> softmax -> matmul as one step at the second matmul
-  // (compile/attention.js, ops/attention.js) on hardware adapters; the tuning switch
-  // `attention` (tuning.js) decides instead where set. Not on software
-  // adapters: SwiftShader pays for the kernel's workgroup barriers (the 2-layer encoder's fused
-  // step 63-84 ms a layer against about 25 ms for the three unfused steps)
-  const fuseAttention = ctx.tuning.attention ?? !isSoftwareAdapter(ctx);
-  const attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion, L.storeViews) : new Map();
-  // Q/K/V-like products of one A with constant B's: one mergedMatmul node (compile/siblings.js);
-  // not a fused attention's products: its step computes the scores itself (a sibling group would
-  // compute them a second time, and copy the other products out of it)
-  const attentionProducts = [...attention.values()].flatMap(({attrs}) => [attrs.context, attrs.scores]);
-  const siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...attentionProducts]));
-  // a split product read only by a layer/instance normalization: no reduce step, the
-  // normalization adds the partial sums (compile/split_norm.js)
-  L.splitNorms = planSplitNorms(nodes, entries.map(([, o]) => o), fusion,
-    new Set([...L.storeViews.keys(), ...attention.keys(), ...siblings.keys()]));
-  const skipped = new Set(L.storeViews.values());
-  for (const {attrs} of attention.values()) skipped.add(attrs.scores).add(attrs.softmax);
-  // the lowering order: a fused group at its last stage, once every stage's other operand
-  // exists; a fused attention's nodes as one fusedAttention node at its second matmul; a sibling
-  // group as one mergedMatmul node where its first member stands
-  const order = [];
-  for (const node of nodes) {
-    const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
-    if (!producer || skipped.has(producer)) continue;
-    const replaced = attention.get(producer) ?? siblings.get(producer) ?? producer;
-    if (replaced.op !== 'mergedMatmul' || !order.includes(replaced)) order.push(replaced);
-  }
-  for (const node of order) {
-    L.origin = [...(node.origins ?? [node.origin]), ...L.fusedStages(node).map((st) => st.node.origin)];
-    (OPERATORS[node.op] ?? INTERNAL_OPERATORS[node.op]).lower(node, L);
-  }
+  const graph = PASSES.reduce((g, pass) => pass(g, ctx), {
+    nodes: graphNodes, outputs: entries.map(([, o]) => o),
+    fusion: null, storeViews: new Map(), attention: new Map(), siblings: new Map(), splitNorms: new Map(),
+  });
+  lowerNodes(graph, L);
 
   const outputDescriptors = new Map();
   const outputs = new Map();

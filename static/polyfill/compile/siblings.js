@@ -134,3 +134,13 @@ function mergedMatmulNode(members) {
     outputs: [],
   };
 }
+
+/**
+ * The pass (compile/plan.js PASSES): `g.siblings` = member -> mergedMatmul node. Not a transposed
+ * store, nor a fused attention's products: its step computes the scores itself (a sibling group
+ * would compute them a second time, and copy the other products out of it).
+ */
+export function siblingsPass(g) {
+  const attentionProducts = [...g.attention.values()].flatMap(({attrs}) => [attrs.context, attrs.scores]);
+  return {...g, siblings: planSiblings(g.nodes, g.fusion.tails, new Set([...g.storeViews.keys(), ...attentionProducts]))};
+}

@@ -43,3 +43,7 @@ export function planStoreViews(nodes, outputs, tails) {
   return views;
 }
 
+/** The pass (compile/plan.js PASSES): `g.storeViews` = matmul -> the transpose it stores for. */
+export function storeViewPass(g) {
+  return {...g, storeViews: planStoreViews(g.nodes, g.outputs, g.fusion.tails)};
+}
