@@ -12,7 +12,7 @@ its own (with forced kernels, say) runs through :func:`run_on_context`.
 Folded dispatch grids (more workgroups than one grid dimension takes) are tested end to end at the
 device's own limit of 65,535 by tests/test_api.py and the element-wise and movement tests; the
 kernels that compute their own (batch, row) from the folded index run on a context whose device
-reports a small limit (``workgroup_limit``, :data:`LIMIT_WORKGROUPS_JS`), so that a few hundred
+reports a small limit (``workgroup_limit``, :data:`TUNE_CONTEXT_JS`), so that a few hundred
 workgroups fold the grid in 2-D or 3-D instead of 70,000 (tens of seconds on SwiftShader).
 """
 
@@ -27,17 +27,15 @@ import numpy as np
 
 from tests.graph_runner import GraphError, decode_tensor, encode_tensor, open_harness
 
-#: JS function ``(context, limit) => void``: the context's GPUDevice reports ``limit`` as its
-#: ``maxComputeWorkgroupsPerDimension`` from now on (an own ``limits`` property shadowing the
-#: prototype's getter; every other limit is the device's), so that compile/lowering.js folds the
-#: grid of any step of more than ``limit`` workgroups (gpu/wgsl.js foldWorkgroups, the same code
-#: as at the real limit). Only graphs built afterwards see it.
-LIMIT_WORKGROUPS_JS = """(context, limit, contextSlots) => {
-  const device = contextSlots(context).device;
-  const real = device.limits;
-  Object.defineProperty(device, 'limits', {configurable: true, value: new Proxy(real, {
-    get: (target, key) => (key === 'maxComputeWorkgroupsPerDimension' ? limit : target[key]),
-  })});
+#: JS function ``async (context, tuning, limit) => void``: sets the context's tuning switches
+#: (static/polyfill/tuning.js, through options.js configureContext) to ``tuning`` (e.g.
+#: ``{matmul: 'tiled'}``, or null for none) and, when ``limit`` is given, the switch
+#: ``workgroupsPerDimension``: compile/lowering.js then folds the grid of any step of more than
+#: ``limit`` workgroups (gpu/wgsl.js foldWorkgroups, the same code as at the device's real
+#: ``maxComputeWorkgroupsPerDimension``). Only graphs built afterwards see it.
+TUNE_CONTEXT_JS = """async (context, tuning, limit) => {
+  const {configureContext} = await import('/polyfill/options.js');
+  configureContext(context, {tuning: {...(tuning ?? {}), ...(limit ? {workgroupsPerDimension: limit} : {})}});
 }"""
 
 _RUN_MANY_JS = """
@@ -85,17 +83,15 @@ async (snippets) => {
 
 _ON_CONTEXT_JS = """
 async ([js, arg, kernelOverrides, workgroupLimit]) => {
-  const {contextSlots} = await import('/polyfill/context.js');
   const context = await navigator.ml.createContext();
-  if (kernelOverrides) contextSlots(context).kernelOverrides = kernelOverrides;
-  if (workgroupLimit) (LIMIT_WORKGROUPS_JS)(context, workgroupLimit, contextSlots);
+  await (TUNE_CONTEXT_JS)(context, kernelOverrides, workgroupLimit);
   try {
     return await (0, eval)(js)(context, arg);
   } finally {
     context.destroy();
   }
 }
-""".replace("LIMIT_WORKGROUPS_JS", LIMIT_WORKGROUPS_JS)
+""".replace("TUNE_CONTEXT_JS", TUNE_CONTEXT_JS)
 
 
 def run_graphs(page, base_url: str,
@@ -132,8 +128,8 @@ def expect_errors(page, base_url: str, snippets: Sequence[str]) -> list[dict[str
 def run_on_context(page, base_url: str, js: str, arg: Any = None,
                    kernel_overrides: Mapping[str, str] | None = None, workgroup_limit: int | None = None) -> Any:
     """Run the JS function ``js``, ``async (context, arg) => ...``, on a fresh MLContext whose
-    ``kernelOverrides`` slot is ``kernel_overrides`` (e.g. ``{"rows": "workgroup"}``) and whose
-    device reports ``workgroup_limit`` workgroups per grid dimension (:data:`LIMIT_WORKGROUPS_JS`;
+    tuning switches (static/polyfill/tuning.js) are ``kernel_overrides`` (e.g. ``{"rows": "workgroup"}``) and whose
+    grids fold at ``workgroup_limit`` workgroups per dimension (:data:`TUNE_CONTEXT_JS`;
     None: its own 65,535), destroyed afterwards; returns what the function returns
     (JSON-serialisable)."""
     open_harness(page, base_url)

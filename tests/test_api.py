@@ -100,7 +100,7 @@ def test_large_reads_return_fresh_exact_buffers(webnn_page, server_url):
     those at page starts included (nonzero there), in a new ArrayBuffer of exactly the tensor's
     byte length per read (an odd length: no padding), also with the early page writes off."""
     r = run(webnn_page, server_url, """
-      const {contextSlots} = await import('/polyfill/context.js');
+      const {configureContext} = await import('/polyfill/options.js');
       const {FAULT_IN_BYTES} = await import('/polyfill/host_memory.js');
       const n = 65541;
       const u8 = await ctx.createTensor({dataType: 'uint8', shape: [n], readable: true, writable: true});
@@ -109,9 +109,9 @@ def test_large_reads_return_fresh_exact_buffers(webnn_page, server_url):
       const a = await ctx.readTensor(u8);
       const b = await ctx.readTensor(u8);
       new Uint8Array(a).fill(0);
-      contextSlots(ctx).faultInReads = false;
+      configureContext(ctx, {tuning: {faultInReads: false}});
       const c = await ctx.readTensor(u8);
-      contextSlots(ctx).faultInReads = undefined;
+      configureContext(ctx, {tuning: {faultInReads: undefined}});
       const f = await ctx.createTensor({dataType: 'float32', shape: [300, 257], readable: true, writable: true});
       const values = Float32Array.from({length: 300 * 257}, (_, i) => (i % 1024 === 0 ? -1.2345678 : Math.sin(i) * 1e3 - 7));
       values[5] = NaN; values[1027] = Infinity; values[77099] = -Infinity;

@@ -1,8 +1,8 @@
 """Prompt queue waits (static/polyfill/gpu/completion.js): the nudge loop that keeps readTensor
 and the pool's onSubmittedWorkDone from waiting for Chromium's next completion poll.
 
-On SwiftShader it must stay off by default; the tests force it on through the context slot
-``completion`` (``hardware = true``, a short ``capMs``) and count nudges by wrapping
+On SwiftShader it must stay off by default; the tests force it on through the tuning switches
+(static/polyfill/tuning.js: ``nudgeQueue: true``, a short ``nudgeCapMs``) and count nudges by wrapping
 GPUQueue.prototype.submit / writeBuffer in the page.
 """
 from __future__ import annotations
@@ -17,6 +17,9 @@ from tests.reference.pool_conv import conv2d
 
 HELPERS = """
 const {contextSlots} = await import('/polyfill/context.js');
+const {configureContext} = await import('/polyfill/options.js');
+// tunes `context` (static/polyfill/tuning.js switches)
+const tune = (context, tuning) => configureContext(context, {tuning});
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Waits until the loop has no wait outstanding and no dispatch being tracked, or 10 s have
 // passed: a busy CI host can take longer than any fixed sleep to finish the queue's work.
@@ -91,8 +94,7 @@ def test_forced_runs_while_reading_and_stops(webnn_page, server_url, nudge):
       const c = contextSlots(context).completion;
       const go = await makeGraph(context);
       const plain = await go();
-      c.hardware = true;
-      c.nudge = '{nudge}';
+      tune(context, {{nudgeQueue: true, nudge: '{nudge}'}});
       const counts = watchNudges();
       const pending = go();
       await new Promise((r) => setTimeout(r, 0));
@@ -123,8 +125,7 @@ def test_cap_stops_a_wait_that_never_settles(webnn_page, server_url):
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
       const c = contextSlots(context).completion;
-      c.hardware = true;
-      c.capMs = 40;
+      tune(context, {nudgeQueue: true, nudgeCapMs: 40});
       c.wait(new Promise(() => {}));
       await sleep(150);
       const stopped = {running: c.running, nudges: c.nudges, outstanding: c.outstanding};
@@ -147,7 +148,7 @@ def test_off_option_wins_over_forcing(webnn_page, server_url):
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext({polyfill: {fastReadback: false}});
       const c = contextSlots(context).completion;
-      c.hardware = true;
+      tune(context, {nudgeQueue: true});
       const go = await makeGraph(context);
       const counts = watchNudges();
       const y = await go();
@@ -166,8 +167,7 @@ def test_destroy_stops_the_loop(webnn_page, server_url):
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
       const c = contextSlots(context).completion;
-      c.hardware = true;
-      c.nudge = 'write';
+      tune(context, {nudgeQueue: true, nudge: 'write'});
       c.wait(new Promise(() => {}));
       await sleep(20);
       context.destroy();
@@ -182,23 +182,23 @@ def test_configure_context_turns_it_off(webnn_page, server_url):
     """configureContext(context, {fastReadback: false}) (options.js, for createContext(gpuDevice)
     contexts) keeps a forced loop off."""
     r = run(webnn_page, server_url, """
-      const {configureContext} = await import('/polyfill/options.js');
       const device = await (await navigator.gpu.requestAdapter()).requestDevice();
       const context = await navigator.ml.createContext(device);
       const c = contextSlots(context).completion;
-      c.hardware = true;
+      tune(context, {nudgeQueue: true});
       const settings = configureContext(context, {fastReadback: false});
       const go = await makeGraph(context);
       await go();
       await sleep(20);
       return {settings, nudges: c.nudges, enabled: c.enabled};
     """)
-    assert r["settings"] == {"fastReadback": False, "profiling": False}
+    assert {k: r["settings"][k] for k in ("fastReadback", "profiling")} == {"fastReadback": False, "profiling": False}
+    assert r["settings"]["tuning"]["nudgeQueue"] is True
     assert r["nudges"] == 0 and r["enabled"] is False
 
 
 def test_plan_split_into_several_submits_computes_the_same(webnn_page, server_url):
-    """The context slot ``submitSteps`` (compile/plan.js) splits a dispatch into one command
+    """The tuning switch ``submitSteps`` (compile/plan.js) splits a dispatch into one command
     buffer per n steps, so the GPU can start before the whole plan is recorded: one non-empty
     submit by default, one per step with n = 1, and the same numbers either way."""
     r = run(webnn_page, server_url, """
@@ -218,7 +218,7 @@ def test_plan_split_into_several_submits_computes_the_same(webnn_page, server_ur
       const submit = GPUQueue.prototype.submit;
       let counted = 0;
       GPUQueue.prototype.submit = function (buffers) { if (buffers.length) counted++; return submit.apply(this, arguments); };
-      const measure = async (n) => { s.submitSteps = n; counted = 0; const out = await go(); return {out, submits: counted}; };
+      const measure = async (n) => { tune(context, {submitSteps: n}); counted = 0; const out = await go(); return {out, submits: counted}; };
       const whole = await measure(undefined), one = await measure(1), two = await measure(2);
       GPUQueue.prototype.submit = submit;
       return {whole, one, two};
@@ -267,7 +267,7 @@ def test_idle_queue_splits_the_submit(webnn_page, server_url):
       try {
         const software = submits();
         await readAll();
-        c.hardware = true;
+        tune(context, {nudgeQueue: true});
         await settle(c);
         const idle = submits();
         const split = await readAll();
@@ -276,9 +276,9 @@ def test_idle_queue_splits_the_submit(webnn_page, server_url):
         const busy = submits();
         const after = await readAll();
         await settle(c);
-        s.submitSteps = 1e9;
+        tune(context, {submitSteps: 1e9});
         const forced = submits();
-        s.submitSteps = undefined;
+        tune(context, {submitSteps: undefined});
         await settle(c);
         return {software, idle, first, busy, forced, split, after};
       } finally {
@@ -302,12 +302,12 @@ def test_interval_spaces_the_nudges(webnn_page, server_url):
       const context = await navigator.ml.createContext();
       const c = contextSlots(context).completion;
       const go = await makeGraph(context);
-      c.hardware = true;
+      tune(context, {nudgeQueue: true});
       const defaultInterval = c.intervalMs;
-      c.intervalMs = 0;
+      tune(context, {nudgeIntervalMs: 0});
       const read = async () => { const before = c.nudges; const out = await go(); await sleep(30); return {n: c.nudges - before, out}; };
       const dense = await read();
-      c.intervalMs = 1e9;
+      tune(context, {nudgeIntervalMs: 1e9});
       const spaced = await read();
       const spacedAgain = await read();
       return {defaultInterval, dense: dense.n, spaced: spaced.n, spacedAgain: spacedAgain.n, same: JSON.stringify(dense.out) === JSON.stringify(spaced.out)};
@@ -329,7 +329,7 @@ def test_dispatch_nudges_until_its_work_is_done(webnn_page, server_url):
       const c = s.completion;
       const go = await makeGraph(context);
       await go();
-      c.hardware = true;
+      tune(context, {nudgeQueue: true});
       const done = GPUQueue.prototype.onSubmittedWorkDone;
       let ours = 0;
       GPUQueue.prototype.onSubmittedWorkDone = function () { ours++; return done.apply(this, arguments); };
@@ -351,7 +351,7 @@ def test_dispatch_nudges_until_its_work_is_done(webnn_page, server_url):
       await settle(c);
       const burst = {ours: ours - before, tracking: c.tracking, outstanding: c.outstanding};
       const off = await navigator.ml.createContext({polyfill: {fastReadback: false}});
-      contextSlots(off).completion.hardware = true;
+      tune(off, {nudgeQueue: true});
       const b2 = new MLGraphBuilder(off);
       const g2 = await b2.build({y: b2.relu(b2.input('x', {dataType: 'float32', shape: [64]}))});
       const x2 = await off.createTensor({dataType: 'float32', shape: [64], writable: true});

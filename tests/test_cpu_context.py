@@ -1,4 +1,4 @@
-"""The CPU context (issue 16; static/polyfill/cpu/): createContext({deviceType: 'cpu'}) or
+"""The CPU context (static/polyfill/cpu/): createContext({deviceType: 'cpu'}) or
 {accelerated: false}, and the default on a software adapter. Its graphs run on ONNX Runtime
 Web's wasm EP; the builder, validation and errors are the WebGPU context's.
 

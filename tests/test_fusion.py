@@ -29,11 +29,11 @@ async ([name, overrides]) => {
   const {addToBuilder} = await import('/harness/graph_json.js');
   const {constantView} = await import('/demos/image-classification/model.js');
   const {graphSlots} = await import('/polyfill/graph.js');
-  const {contextSlots} = await import('/polyfill/context.js');
+  const {configureContext} = await import('/polyfill/options.js');
   const manifest = await (await fetch(`/models/${name}/manifest.json`)).json();
   const weights = await (await fetch(`/models/${name}/${manifest.weights}`)).arrayBuffer();
   const context = await navigator.ml.createContext();
-  if (overrides) contextSlots(context).kernelOverrides = overrides;
+  configureContext(context, {tuning: overrides});
   try {
     const builder = new MLGraphBuilder(context);
     const operands = addToBuilder(builder, manifest, (n, spec) => constantView(weights, spec));
@@ -99,9 +99,9 @@ _CASE_STEPS_JS = """
 async ([casesJson, overrides]) => {
   const {addToBuilder, fromBase64} = await import('/harness/graph_json.js');
   const {graphSlots} = await import('/polyfill/graph.js');
-  const {contextSlots} = await import('/polyfill/context.js');
+  const {configureContext} = await import('/polyfill/options.js');
   const context = await navigator.ml.createContext();
-  if (overrides) contextSlots(context).kernelOverrides = overrides;
+  configureContext(context, {tuning: overrides});
   const out = {};
   try {
     for (const c of JSON.parse(casesJson)) {
@@ -213,7 +213,7 @@ def _split_norm_cases(data_type="float32"):
             if "/split-norm/" in c["name"] and c["dataType"] == data_type}
 
 
-#: the context's kernelOverrides forcing the tiled kernel split along K in 3 ranges (hardware
+#: the context's tuning switches forcing the tiled kernel split along K in 3 ranges (hardware
 #: adapters split products of few tiles; SwiftShader never does by default)
 SPLIT3 = {"matmul": "tiled", "splitK": 3}
 
@@ -242,10 +242,9 @@ def test_split_norm_adds_the_partial_sums(webnn_page, server_url):
 _HARDWARE_SPLIT_JS = """
 async (widths) => {
   const {graphSlots} = await import('/polyfill/graph.js');
-  const {contextSlots} = await import('/polyfill/context.js');
-  const context = await navigator.ml.createContext();
   // the plan an NVIDIA H200 gets (splitCount and the kernel choice read the adapter info)
-  contextSlots(context).adapterInfo = {vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false};
+  const context = await navigator.ml.createContext({polyfill: {tuning: {
+    adapterInfo: {vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false}}}});
   const out = {};
   try {
     for (const n of widths) {

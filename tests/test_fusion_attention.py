@@ -1,5 +1,5 @@
 """Fused attention (compile/attention.js): matmul -> scale [-> mask] -> softmax -> matmul as one
-step where the pattern allows (forced here through kernelOverrides.attention; the default on
+step where the pattern allows (forced here through tuning.attention; the default on
 hardware adapters), where it must not be fused, and its values against float64 NumPy on the edge
 cases (masks of -Inf, NaN/±Inf, 1000 keys, a folded grid). Split from test_fusion.py, whose
 step-list helper it uses.
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.shared_page
 
 def test_attention_is_one_step(webnn_page, server_url):
     """Fused (the default on hardware adapters; here, on SwiftShader, through the context's
-    kernelOverrides.attention), matmul -> scale [-> mask] -> softmax -> matmul is one step listing
+    tuning.attention), matmul -> scale [-> mask] -> softmax -> matmul is one step listing
     all its operators (the views around it included); with the softmax also a graph output, or a
     head size over the kernel's 64, it stays three. Unfused (the default on software adapters)
     it is three steps. Q, K and V projections (matmul + bias of one A) are one product whose
@@ -162,7 +162,7 @@ def _attention_edge_cases():
     ]
 
 
-#: workgroups per grid dimension the edge cases' device reports (graph_batch.LIMIT_WORKGROUPS_JS):
+#: workgroups per grid dimension the edge cases' device reports (graph_batch.TUNE_CONTEXT_JS):
 #: 301 heads fold the grid in 3-D, as 70,000 did at the real limit of 65,535 in a 2-D grid (25-50 s
 #: of SwiftShader, where 301 take well under one)
 EDGE_WORKGROUP_LIMIT = 16
@@ -192,7 +192,7 @@ CONFIGS = [{"rows": 8, "perRow": 16, "keys": 32}, {"rows": 4, "perRow": 32, "key
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c['rows']}x{c['perRow']}x{c['keys']}")
 def test_fused_attention_configs(webnn_page, server_url, config):
-    """The fused step in each kernel configuration of CONFIGS (kernelOverrides.attentionConfig)
+    """The fused step in each kernel configuration of CONFIGS (tuning.attentionConfig)
     on the edge cases with masks of -Inf (a whole first tile), NaN/±Inf, 33 and 1000 keys, head
     sizes 1 to 64, 40 rows of 70 keys, broadcast batches and a transposed store: one step each,
     of the configuration's workgroup size and grid, values against float64 NumPy."""
@@ -213,10 +213,9 @@ def test_fused_attention_configs(webnn_page, server_url, config):
 _HARDWARE_ATTENTION_JS = """
 async (heads) => {
   const {graphSlots} = await import('/polyfill/graph.js');
-  const {contextSlots} = await import('/polyfill/context.js');
-  const context = await navigator.ml.createContext();
   // the plan an NVIDIA H200 gets (the attention fusion and its configuration read the adapter info)
-  contextSlots(context).adapterInfo = {vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false};
+  const context = await navigator.ml.createContext({polyfill: {tuning: {
+    adapterInfo: {vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false}}}});
   const out = {};
   try {
     for (const d of heads) {

@@ -41,11 +41,9 @@ def test_validation_cases(webnn_page, server_url):
 _BOTH_POINTWISE_KERNELS_JS = """
 async (casesJson) => {
   const {runGraphCase} = await import('/conformance/runner.js');
-  const {contextSlots} = await import('/polyfill/context.js');
   const results = [];
   for (const kernel of ['tiled', 'blocked']) {
-    const context = await navigator.ml.createContext();
-    contextSlots(context).kernelOverrides = {pointwise: kernel};
+    const context = await navigator.ml.createContext({polyfill: {tuning: {pointwise: kernel}}});
     try {
       for (const c of JSON.parse(casesJson)) results.push({...await runGraphCase(context, c), name: `${kernel}: ${c.name}`});
     } finally {

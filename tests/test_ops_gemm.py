@@ -31,7 +31,7 @@ _TILED_SKIP = re.compile(r"/(1x1x1|2x3x4|13x17x3|3x40x2|5x7x9)-aT(0-bT[01]|1-bT0
 @pytest.mark.parametrize("kernel", [None, "blocked", "tiled", "tiled128", "gemv", "tiled-split"])
 def test_graph_cases(webnn_page, server_url, kernel):
     """Every graph case within its ULP bound, with the kernel the adapter picks and with each
-    matrix kernel forced (the context's kernelOverrides slot); tiled-split is the tiled kernel
+    matrix kernel forced (the context's tuning switches); tiled-split is the tiled kernel
     with K split three ways (where K allows) and the partial sums added by the reduce step (the
     128x128 kernel's split: test_split_k_wide_tiles)."""
     overrides = {"matmul": kernel} if kernel else None
@@ -105,10 +105,8 @@ def test_large_shapes(webnn_page, server_url):
 
 _SPLIT_JS = """
 async ([a, b, c, splitK, kernel = 'tiled']) => {
-  const {contextSlots} = await import('/polyfill/context.js');
   const {graphSlots} = await import('/polyfill/graph.js');
-  const context = await navigator.ml.createContext();
-  contextSlots(context).kernelOverrides = {matmul: kernel, splitK};
+  const context = await navigator.ml.createContext({polyfill: {tuning: {matmul: kernel, splitK}}});
   try {
     const builder = new MLGraphBuilder(context);
     const desc = (x) => ({dataType: 'float32', shape: x.shape});
@@ -135,7 +133,7 @@ async ([a, b, c, splitK, kernel = 'tiled']) => {
 
 def _split_gemm(page, server_url, seed, m, k, n, split_k, kernel="tiled"):
     """relu(gemm(A, B^T, c, alpha 0.5, beta 2)) of no-cancel data [m, k] x [n, k]^T through
-    _SPLIT_JS with kernelOverrides {matmul: kernel, splitK: split_k}: (the steps' kernels with
+    _SPLIT_JS with tuning {matmul: kernel, splitK: split_k}: (the steps' kernels with
     their operators, Y as float32, the float64 NumPy reference)."""
     rng = np.random.default_rng(seed)
     a, bt = no_cancel(rng, m, k, n)  # one sign per output: relu keeps about half of them
@@ -150,7 +148,7 @@ def _split_gemm(page, server_url, seed, m, k, n, split_k, kernel="tiled"):
 
 @pytest.mark.parametrize("split_k, k", [(4, 300), (7, 100)])
 def test_split_k(webnn_page, server_url, split_k, k):
-    """A tiled gemm split along K (forced through kernelOverrides.splitK: hardware adapters split
+    """A tiled gemm split along K (forced through tuning.splitK: hardware adapters split
     products of few tiles) is two steps, partial products then the reduce step carrying alpha,
     beta * C and the fused relu, and equals float64 NumPy; K = 100 in 7 ranges leaves the last
     range short (16-deep ranges: 7 x 16 = 112 > 100)."""

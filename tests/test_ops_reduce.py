@@ -66,7 +66,7 @@ def test_70000_rows(webnn_page, server_url):
 
 FOLDED_JS = """
 async (context, [rows, n]) => {
-  // One workgroup per row (kernelOverrides {rows: 'workgroup'}): more rows than the device's
+  // One workgroup per row (tuning {rows: 'workgroup'}): more rows than the device's
   // workgroups per grid dimension fold the grid. Returns the rows that differ and the steps' grids.
   const {graphSlots} = await import('/polyfill/graph.js');
   const builder = new MLGraphBuilder(context);
@@ -99,7 +99,7 @@ async (context, [rows, n]) => {
 
 def test_folded_grid(webnn_page, server_url):
     """1,000 rows with one workgroup per row on a device reporting 64 workgroups a grid dimension
-    (tests/graph_batch.py LIMIT_WORKGROUPS_JS; 70,000 rows folded the real 65,535 the same way, in
+    (tests/graph_batch.py TUNE_CONTEXT_JS; 70,000 rows folded the real 65,535 the same way, in
     9 s of SwiftShader): both steps' grids folded in 2-D, [63, 16, 1], 8 workgroups past the last
     row; reduceSum (exact on dyadic data) and argMax, every row."""
     r = run_on_context(webnn_page, server_url, FOLDED_JS, [1000, 12], {"rows": "workgroup"}, workgroup_limit=64)

@@ -85,7 +85,7 @@ async (context, [rows, n]) => {
 def test_folded_grid(webnn_page, server_url):
     """1,000 rows of 257 elements (4 for each of a row's 64 invocations and a tail of one), one
     workgroup per row, on a device reporting 16 workgroups a grid dimension (tests/graph_batch.py
-    LIMIT_WORKGROUPS_JS; 65,600 rows folded the real 65,535 in 2-D, in 16 s of SwiftShader): the
+    TUNE_CONTEXT_JS; 65,600 rows folded the real 65,535 in 2-D, in 16 s of SwiftShader): the
     grid folded in 3-D, [16, 16, 4], 24 workgroups past the last row; every row within 3N + 3 ULP
     of a float64 reference."""
     r = run_on_context(webnn_page, server_url, FOLDED_JS, [1000, 257], {"rows": "workgroup"}, workgroup_limit=16)

@@ -104,12 +104,12 @@ def hf_bert_model(rng: np.random.Generator):
 
 _BODY = """
 const {graphSlots} = await import('/polyfill/graph.js');
-const {contextSlots} = await import('/polyfill/context.js');
+const {configureContext} = await import('/polyfill/options.js');
 const adapterInfo = %(adapter_info)s;
 const create = navigator.ml.createContext;
 navigator.ml.createContext = async function (...args) {
   const context = await create.apply(this, args);
-  if (adapterInfo) contextSlots(context).adapterInfo = adapterInfo;
+  if (adapterInfo) configureContext(context, {tuning: {adapterInfo}});
   return context;
 };
 """ + _CAPTURE_GRAPHS + """try {

@@ -50,14 +50,13 @@ const {graphSlots} = await import('/polyfill/graph.js');
 const overrides = %(overrides)s;
 const adapterInfo = %(adapter_info)s;
 if (overrides || adapterInfo) {
-  // the contexts ORT creates get the kernelOverrides slot (forced kernels, as the op tests do)
-  // and / or the adapterInfo slot (the plan of that adapter, run here on SwiftShader)
-  const {contextSlots} = await import('/polyfill/context.js');
+  // the contexts ORT creates get the tuning switches (forced kernels, as the op tests do) and / or
+  // the adapterInfo switch (the plan of that adapter, run here on SwiftShader)
+  const {configureContext} = await import('/polyfill/options.js');
   const create = navigator.ml.createContext;
   navigator.ml.createContext = async function (...args) {
     const context = await create.apply(this, args);
-    if (overrides) contextSlots(context).kernelOverrides = overrides;
-    if (adapterInfo) contextSlots(context).adapterInfo = adapterInfo;
+    configureContext(context, {tuning: {...overrides, ...(adapterInfo ? {adapterInfo} : {})}});
     return context;
   };
 }

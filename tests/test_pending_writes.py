@@ -3,7 +3,7 @@
 On hardware adapters writeTensor keeps a copy and writes it right before the next dispatch's
 submit, so that a client awaiting between writeTensor and dispatch (ORT-web's WebNN EP) gets the
 input's upload into the same GPU-process batch as the graph, as our builder code does. Here
-(SwiftShader) it is off by default; the tests force it through the context slot ``deferWrites``
+(SwiftShader) it is off by default; the tests force it through the tuning switch ``deferWrites``
 and check, by wrapping GPUQueue.prototype.writeBuffer / submit, where the upload goes, and that
 every result still sees exactly the data written before it (float64 NumPy references).
 """
@@ -16,6 +16,9 @@ from tests.graph_runner import run_js
 
 HELPERS = """
 const {contextSlots} = await import('/polyfill/context.js');
+const {configureContext} = await import('/polyfill/options.js');
+// tunes `context` (static/polyfill/tuning.js switches)
+const tune = (context, tuning) => configureContext(context, {tuning});
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Logs the queue calls ('write <bytes>' for tensor-sized writes, 'submit' for non-empty submits)
 // and the WebNN calls around them, in order, until stop().
@@ -88,7 +91,7 @@ def test_forced_write_goes_out_with_the_dispatch_after_awaits(webnn_page, server
     before its submit, not in writeTensor (the old code wrote at once)."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      contextSlots(context).deferWrites = true;
+      tune(context, {deferWrites: true});
       const {graph, xt, yt} = await makeGraph(context);
       const log = watchQueue();
       context.writeTensor(xt, values(1));
@@ -109,7 +112,7 @@ def test_forced_each_dispatch_sees_the_write_before_it(webnn_page, server_url):
     (b is replaced before anything read it); the data is copied at writeTensor time."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      contextSlots(context).deferWrites = true;
+      tune(context, {deferWrites: true});
       const {graph, xt, yt} = await makeGraph(context);
       const y2t = await context.createTensor({dataType: 'float32', shape: [5, 7], readable: true});
       const log = watchQueue();
@@ -138,7 +141,7 @@ def test_forced_write_without_dispatch_still_lands(webnn_page, server_url, next_
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
       const s = contextSlots(context);
-      s.deferWrites = true;
+      tune(context, {deferWrites: true});
       const t = await context.createTensor({dataType: 'float32', shape: [5, 7], writable: true, readable: true});
       const log = watchQueue();
       context.writeTensor(t, values(5));
@@ -161,7 +164,7 @@ def test_forced_destroyed_tensor_and_lost_context_drop_their_writes(webnn_page, 
     (writing a destroyed buffer would be a WebGPU validation error: a console error fails this)."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      contextSlots(context).deferWrites = true;
+      tune(context, {deferWrites: true});
       const {graph, xt, yt} = await makeGraph(context);
       const other = await context.createTensor({dataType: 'float32', shape: [5, 7], writable: true});
       const log = watchQueue();
@@ -171,7 +174,7 @@ def test_forced_destroyed_tensor_and_lost_context_drop_their_writes(webnn_page, 
       context.dispatch(graph, {x: xt}, {y: yt});
       const y = await read(context, yt);
       const lost = await navigator.ml.createContext();
-      contextSlots(lost).deferWrites = true;
+      tune(lost, {deferWrites: true});
       const lt = await lost.createTensor({dataType: 'float32', shape: [5, 7], writable: true});
       lost.writeTensor(lt, values(8));
       lost.destroy();
@@ -189,7 +192,7 @@ def test_forced_export_sees_the_written_data(webnn_page, server_url):
       const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
       const device = await adapter.requestDevice();
       const context = await navigator.ml.createContext(device);
-      contextSlots(context).deferWrites = true;
+      tune(context, {deferWrites: true});
       const t = await context.createExportableTensor({dataType: 'float32', shape: [5, 7], writable: true, readable: true}, device);
       context.writeTensor(t, values(9));
       const buffer = await context.exportToGPU(t);
@@ -213,12 +216,11 @@ def test_write_at_once_after_a_held_one_is_not_overwritten_by_it(webnn_page, ser
     {fastReadback: false}) then makes the next writeTensor of the same tensor write at once. The
     older held copy must not go out after it (at the dispatch's flush) and replace the newer data:
     the dispatch and the read see the last write. (SwiftShader emulates the hardware adapter's
-    `completion.hardware`.)"""
+    the tuning switch `nudgeQueue`.)"""
     r = run(webnn_page, server_url, """
-      const {configureContext} = await import('/polyfill/options.js');
       const context = await navigator.ml.createContext();
       const s = contextSlots(context);
-      s.completion.hardware = true;
+      tune(context, {nudgeQueue: true});
       const {graph, xt, yt} = await makeGraph(context);
       context.writeTensor(xt, values(10));
       const held = s.pendingWrites.size;
@@ -264,7 +266,7 @@ def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url
     r = run(webnn_page, server_url, BIG + """
       const context = await navigator.ml.createContext();
       const s = contextSlots(context);
-      s.deferWrites = true;
+      tune(context, {deferWrites: true});
       const {graph, xt, ys} = await makeBig(context);
       let log = watchQueue();
       context.writeTensor(xt, big(0));
@@ -274,7 +276,7 @@ def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url
       const y0 = await read(context, ys[0]);
       log.stop();
       await new Promise((r) => setTimeout(r, 50));
-      s.holdStagedWrites = true;
+      tune(context, {holdStagedWrites: true});
       log = watchQueue();
       context.writeTensor(xt, big(6));
       await Promise.resolve();
@@ -282,7 +284,7 @@ def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url
       const held = [...log];
       const y6 = await read(context, ys[2]);
       log.stop();
-      s.holdStagedWrites = undefined;
+      tune(context, {holdStagedWrites: undefined});
       log = watchQueue();
       for (let k = 0; k < 4; k++) { context.writeTensor(xt, big(k + 1)); context.dispatch(graph, {x: xt}, {y: ys[k]}); }
       const burst = [];
@@ -296,7 +298,7 @@ def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url
       const again = [...log];
       const y7 = await read(context, ys[0]);
       log.stop();
-      s.stageWrites = false;
+      tune(context, {stageWrites: false});
       log = watchQueue();
       context.writeTensor(xt, big(8));
       context.dispatch(graph, {x: xt}, {y: ys[1]});
@@ -325,8 +327,8 @@ def test_forced_upload_buffer_refill_destroy_and_device_loss(webnn_page, server_
       const {STAGE_BYTES} = await import('/polyfill/gpu/pending_writes.js');
       const context = await navigator.ml.createContext();
       const s = contextSlots(context);
-      s.deferWrites = true;
-      s.holdStagedWrites = true;
+      tune(context, {deferWrites: true});
+      tune(context, {holdStagedWrites: true});
       const n = 65537;
       const t = await context.createTensor({dataType: 'uint8', shape: [n], writable: true, readable: true});
       const a = Uint8Array.from({length: n}, (_, i) => (i * 13 + 5) % 256);
@@ -348,7 +350,7 @@ def test_forced_upload_buffer_refill_destroy_and_device_loss(webnn_page, server_
       // the application's device, destroyed while the upload buffer is mapped
       const device = await (await navigator.gpu.requestAdapter()).requestDevice();
       const shared = await navigator.ml.createContext(device);
-      contextSlots(shared).deferWrites = true;
+      tune(shared, {deferWrites: true});
       const u = await shared.createTensor({dataType: 'uint8', shape: [n], writable: true});
       shared.writeTensor(u, a);
       await new Promise((r) => setTimeout(r, 50));

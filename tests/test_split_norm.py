@@ -1,7 +1,7 @@
 """A split product's reduce step added up by the normalization that reads it
 (compile/split_norm.js, ops/matmul_kernels.js addSplitRead): values against float64 NumPy and
 bit for bit against the unfused steps on the same kernels, with the split forced through the
-context's kernelOverrides (SwiftShader never splits by default; hardware adapters split
+context's tuning switches (SwiftShader never splits by default; hardware adapters split
 products of few tiles). The step counts are tests/test_fusion.py's (test_split_norm_*,
 test_encoder_split_*) and tests/test_ort_webnn_ep.py's.
 """

@@ -69,7 +69,6 @@ _BODY = """
   const device = slots.device;
   if (!device.features.has('timestamp-query')) throw new Error('no timestamp-query on this adapter');
   const plain = await navigator.ml.createContext({powerPreference: 'high-performance', deviceType: 'gpu'});
-  const plainSlots = contextSlots(plain);
   const mean = (xs) => xs.reduce((a, v) => a + v, 0) / xs.length;
   const median = (xs) => { const t = [...xs].sort((a, b) => a - b); return t[Math.floor(t.length / 2)]; };
   const summary = (xs) => ({mean: mean(xs), median: median(xs), min: Math.min(...xs), max: Math.max(...xs)});
@@ -109,12 +108,12 @@ _BODY = """
     const perVariant = {};
     for (const [variant, overrides] of Object.entries(variants)) {
       const built = [];
-      for (const [ctx, s] of [[context, slots], [plain, plainSlots]]) {
-        s.kernelOverrides = overrides ?? undefined;
+      for (const ctx of [context, plain]) {
+        tune(ctx, overrides ?? {});
         const b = new MLGraphBuilder(ctx);
         const operands = addToBuilder(b, manifest, (n, spec) => weights.slice(spec.offset, spec.offset + spec.byteLength));
         const graph = await b.build({[outName]: operands.get(outName)});
-        s.kernelOverrides = undefined;
+        tune(ctx, Object.fromEntries(Object.keys(overrides ?? {}).map((k) => [k, undefined])));
         const xt = await ctx.createTensor({dataType: inSpec.dataType, shape: inSpec.shape, writable: true});
         ctx.writeTensor(xt, inData);
         const yt = await ctx.createTensor({dataType: 'float32', shape: operands.get(outName).shape, readable: true});
@@ -169,7 +168,7 @@ _BODY = """
       const realRun = {withUpload: [], noUpload: [], noNudge: []};
       for (let i = 0; i < 5 + reps; i++) {
         for (const mode of Object.keys(realRun)) {
-          plainSlots.completion.enabled = mode !== 'noNudge';
+          configureContext(plain, {fastReadback: mode !== 'noNudge'});
           const t = performance.now();
           if (mode === 'withUpload') plain.writeTensor(real.xt, inData);
           plain.dispatch(real.graph, {[inName]: real.xt}, {[outName]: real.yt});
@@ -177,20 +176,20 @@ _BODY = """
           if (i >= 5) realRun[mode].push(performance.now() - t);
         }
       }
-      plainSlots.completion.enabled = true;
+      configureContext(plain, {fastReadback: true});
       // the same with the plan split into several submits (compile/plan.js submitSteps), interleaved
       const schedules = {one: undefined, s8: 8, s16: 16, doubling: 'doubling'};
       const bySchedule = Object.fromEntries(Object.keys(schedules).map((k) => [k, []]));
       for (let i = 0; i < 5 + reps; i++) {
         for (const [k, sched] of Object.entries(schedules)) {
-          plainSlots.submitSteps = sched;
+          tune(plain, {submitSteps: sched});
           const t = performance.now();
           plain.dispatch(real.graph, {[inName]: real.xt}, {[outName]: real.yt});
           await plain.readTensor(real.yt);
           if (i >= 5) bySchedule[k].push(performance.now() - t);
         }
       }
-      plainSlots.submitSteps = undefined;
+      tune(plain, {submitSteps: undefined});
       t0 = performance.now();
       for (let r = 0; r < reps; r++) plain.dispatch(real.graph, {[inName]: real.xt}, {[outName]: real.yt});
       await plain.readTensor(real.yt);

@@ -52,7 +52,7 @@ _BENCH_BODY = """
   for (const layer of layers) {
     const pointwise = layer.w[2] === 1 && layer.w[3] === 1 && !(layer.options.strides ?? [1, 1]).some((s) => s !== 1);
     for (const kernel of pointwise ? Object.keys(POINTWISE) : ['default']) {
-      slots.kernelOverrides = pointwise ? POINTWISE[kernel] : undefined;
+      tune(context, {pointwise: undefined, matmul: undefined, ...(pointwise ? POINTWISE[kernel] : {})});
       const b = new MLGraphBuilder(context);
       const x = b.input('x', {dataType: 'float32', shape: layer.x});
       const w = b.constant({dataType: 'float32', shape: layer.w}, new Float32Array(count(layer.w)).fill(0.01));
@@ -68,7 +68,7 @@ _BENCH_BODY = """
       graph.destroy(); xt.destroy(); yt.destroy();
     }
   }
-  slots.kernelOverrides = undefined;
+  tune(context, {pointwise: undefined, matmul: undefined});
   let modelRun = null;
   if (model) {
     const manifest = await (await fetch('/models/efficientnet-lite0/manifest.json')).json();

@@ -9,13 +9,13 @@ each model (a generated manifest under /models/<name>/, ``tools.bench_ort.prepar
 
 - ``full``: writeTensor(input) + dispatch + readTensor(output), the context as it is;
   ``full-nofault`` / ``full-nostage`` / ``full-old``: the same with readTensor's early page
-  writes (host_memory.js, slot ``faultInReads``), writeTensor's mapped upload buffers
-  (gpu/pending_writes.js, slot ``stageWrites``) or both turned off;
+  writes (host_memory.js, tuning switch ``faultInReads``), writeTensor's mapped upload buffers
+  (gpu/pending_writes.js, tuning switch ``stageWrites``) or both turned off;
 - ``stamped``: ``full`` with an empty timestamped compute pass submitted before and after the
   dispatch: the GPU's span from the first step's start to the last step's end in an isolated
   run, so that ``full`` minus it is what the host adds;
 - ``one`` / ``one-stamped``: as ``full`` / ``stamped`` with the plan in one command buffer
-  (context slot ``submitSteps``), against the default's split onto an idle queue;
+  (tuning switch ``submitSteps``), against the default's split onto an idle queue;
 - ``done``: writeTensor + dispatch + the queue's ``onSubmittedWorkDone`` (nudged): no read;
 - ``i100``: ``full`` with the completion nudges at most 0.1 ms apart (0.25 ms by default);
   ``late-dense`` / ``early-late-dense``: ``full`` / ``early`` nudging at most 0.03 ms apart from
@@ -156,8 +156,8 @@ _BODY = """
       return span;
     };
     const withSlot = (key, value, f) => async () => {
-      const old = slots[key]; slots[key] = value;
-      try { return await f(); } finally { slots[key] = old; }
+      const old = configureContext(context).tuning[key]; tune(context, {[key]: value});
+      try { return await f(); } finally { tune(context, {[key]: old}); }
     };
     let fastestDone = Infinity;
     const early = async () => {
@@ -189,18 +189,18 @@ _BODY = """
       tiny: async () => { context.dispatch(tinyGraph, {x: t4in}, {y: t4}); await context.readTensor(t4); },
       early,
       i100: async () => {
-        const c = slots.completion; const old = c.intervalMs; c.intervalMs = 0.1;
-        try { await full(); } finally { c.intervalMs = old; }
+        tune(context, {nudgeIntervalMs: 0.1});
+        try { await full(); } finally { tune(context, {nudgeIntervalMs: undefined}); }
       },
       scope: async () => { device.pushErrorScope('validation'); await device.popErrorScope(); },
       'idle-done': async () => { await slots.completion.wait(device.queue.onSubmittedWorkDone()); },
       'read4-dense': async () => {
-        const c = slots.completion; const old = c.intervalMs; c.intervalMs = 0;
-        try { await context.readTensor(t4); } finally { c.intervalMs = old; }
+        tune(context, {nudgeIntervalMs: 0});
+        try { await context.readTensor(t4); } finally { tune(context, {nudgeIntervalMs: undefined}); }
       },
       'read4-off': async () => {
-        const c = slots.completion; c.enabled = false;
-        try { await context.readTensor(t4); } finally { c.enabled = true; }
+        configureContext(context, {fastReadback: false});
+        try { await context.readTensor(t4); } finally { configureContext(context, {fastReadback: true}); }
       },
       read64k: async () => { await context.readTensor(r64k); },
       read1m: async () => { await context.readTensor(r1m); },
@@ -258,16 +258,15 @@ _BODY = """
     // nudges densely (at most every 0.03 ms) from 0.3 ms before the fastest 'done' so far until
     // the run ends: what a completion loop predicting the queue's end would gain
     async function lateDense(run) {
-      const c = slots.completion; const old = c.intervalMs;
       const t0 = now(); let live = true;
       const ch = new MessageChannel();
       ch.port1.onmessage = () => {
         if (!live) return;
-        if (now() - t0 > fastestDone - 0.3) c.intervalMs = 0.03;
+        if (now() - t0 > fastestDone - 0.3) tune(context, {nudgeIntervalMs: 0.03});
         ch.port2.postMessage(0);
       };
       ch.port2.postMessage(0);
-      try { await run(); } finally { live = false; c.intervalMs = old; ch.port1.close(); }
+      try { await run(); } finally { live = false; tune(context, {nudgeIntervalMs: undefined}); ch.port1.close(); }
     }
     const times = Object.fromEntries(modes.map((m) => [m, []]));
     const spans = {stamped: [], 'one-stamped': []};

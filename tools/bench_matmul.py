@@ -109,11 +109,12 @@ _BENCH_BODY = """
     return {latency, throughputMs: total / batch, readMs, gpuMs: Math.max(0, total - readMs) / batch};
   }
   const rows = [];
+  let previous = {};  // the switches the last variant set
   for (const c of cases) {
     for (const {label: kernel, overrides} of c.matrix ? variants : [{label: 'auto', overrides: null}]) {
       const forced = overrides?.matmul ?? kernel;
       if ((forced === 'blocked' || forced === 'gemv') && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
-      slots.kernelOverrides = overrides ?? undefined;
+      tune(context, Object.fromEntries(Object.keys(previous).map((k) => [k, undefined]))); tune(context, overrides ?? {}); previous = overrides ?? {};
       const b = new MLGraphBuilder(context);
       const ops = {};
       for (const [name, shape] of Object.entries(c.inputs)) ops[name] = b.input(name, {dataType: 'float32', shape});
@@ -136,7 +137,7 @@ _BENCH_BODY = """
       graph.destroy(); yt.destroy(); Object.values(inputs).forEach((x) => x.destroy());
     }
   }
-  slots.kernelOverrides = undefined;
+  tune(context, Object.fromEntries(Object.keys(previous).map((k) => [k, undefined])));
   context.destroy();
   return {adapter: adapterInfo, rows};
 """

@@ -24,8 +24,8 @@ from typing import Any
 
 #: Statements opening a benchmark page function. They define ``info`` (the high-performance
 #: GPUAdapter's info; an Error 'no WebGPU adapter' is thrown without one), ``context`` (an
-#: MLContext asked for high performance), ``slots`` (its internal slots, for
-#: ``kernelOverrides``), ``count(shape)`` (element count), ``adapterInfo`` (vendor,
+#: MLContext asked for high performance), ``slots`` (its internal slots: its GPUDevice
+#: and completion, read for raw timings), ``tune(context, switches)`` (configureContext's tuning), ``count(shape)`` (element count), ``adapterInfo`` (vendor,
 #: architecture, device, description, isFallbackAdapter) and
 #: ``timeDispatches(graph, inputs, outputs, out, reps, batch)``: after 3 warm-up round trips,
 #: ``latency`` (``reps`` times dispatch + readTensor(out), ms each) and ``batchMs`` (``batch``
@@ -42,6 +42,9 @@ PAGE_SETUP_JS = """
   const {readProfile} = await import('/polyfill/profiling.js');
   const profileSteps = async (graph) => (profiling ? (await readProfile(graph, {reset: true})).steps : undefined);
   const slots = contextSlots(context);
+  const {configureContext} = await import('/polyfill/options.js');
+  // sets tuning switches (static/polyfill/tuning.js) on a context: the only way tools change them
+  const tune = (ctx, tuning) => configureContext(ctx, {tuning});
   const count = (shape) => shape.reduce((a, v) => a * v, 1);
   const adapterInfo = {vendor: info.vendor, architecture: info.architecture, device: info.device,
                        description: info.description, isFallbackAdapter: info.isFallbackAdapter};

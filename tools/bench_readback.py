@@ -34,8 +34,8 @@ MODES = ["off", "submit", "write"]
 _BENCH_BODY = """
   const c = slots.completion;
   const hardware = c.hardware;
-  if (force) c.hardware = true;
-  const setMode = (mode) => { c.enabled = mode !== 'off'; if (mode !== 'off') c.nudge = mode; };
+  if (force) tune(context, {nudgeQueue: true});
+  const setMode = (mode) => configureContext(context, {fastReadback: mode !== 'off', tuning: mode !== 'off' ? {nudge: mode} : {}});
   const rows = [];
   for (const n of chains) {
     const b = new MLGraphBuilder(context);
@@ -99,7 +99,7 @@ _BENCH_BODY = """
     setMode('submit');
     const chunked = {};
     for (const n of submitSteps) {
-      slots.submitSteps = n;
+      tune(context, {submitSteps: n});
       for (let i = 0; i < 2; i++) { context.dispatch(graph, {[inName]: xt}, outs); await context.readTensor(out); }
       chunked[n] = [];
       for (let i = 0; i < reps; i++) {
@@ -109,22 +109,22 @@ _BENCH_BODY = """
         chunked[n].push(performance.now() - t0);
       }
     }
-    slots.submitSteps = undefined;
+    tune(context, {submitSteps: undefined});
     // The submit nudge at least `ms` apart (completion.intervalMs), interleaved run by run.
     const spaced = {};
     const defaultInterval = c.intervalMs;
     for (const ms of intervals) spaced[ms] = [];
-    for (let i = 0; i < 2; i++) for (const ms of intervals) { c.intervalMs = ms; context.dispatch(graph, {[inName]: xt}, outs); await context.readTensor(out); }
+    for (let i = 0; i < 2; i++) for (const ms of intervals) { tune(context, {nudgeIntervalMs: ms}); context.dispatch(graph, {[inName]: xt}, outs); await context.readTensor(out); }
     for (let i = 0; i < reps; i++) {
       for (const ms of intervals) {
-        c.intervalMs = ms;
+        tune(context, {nudgeIntervalMs: ms});
         const t0 = performance.now();
         context.dispatch(graph, {[inName]: xt}, outs);
         await context.readTensor(out);
         spaced[ms].push(performance.now() - t0);
       }
     }
-    c.intervalMs = defaultInterval;
+    tune(context, {nudgeIntervalMs: undefined});
     const batch = reps;
     const t0 = performance.now();
     for (let i = 0; i < batch; i++) context.dispatch(graph, {[inName]: xt}, outs);

@@ -51,6 +51,8 @@ async ({model, runs, warmup, patterns, held}) => {
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const {installTracer} = await import('/demos/bench-ort/trace.js');
   const {contextSlots} = await import('/polyfill/context.js');
+  const {configureContext, contextInfo} = await import('/polyfill/options.js');
+  const tune = (context, tuning) => configureContext(context, {tuning});
   const {graphSlots} = await import('/polyfill/graph.js');
   const contexts = [];
   const create = ML.prototype.createContext;
@@ -71,7 +73,7 @@ async ({model, runs, warmup, patterns, held}) => {
   const ort = await setUpOrt('webnn-ep', manifest, weights, new Uint8Array(onnx));
   ML.prototype.createContext = create;
   const ortContext = contexts.find((c) => c !== builder.context);
-  const info = contextSlots(builder.context).adapterInfo ?? {};
+  const info = contextInfo(builder.context).adapterInfo ?? {};
   const adapter = {vendor: info.vendor, architecture: info.architecture, device: info.device,
                    description: info.description, isFallbackAdapter: info.isFallbackAdapter};
   // our own tensors on the builder's context, for the patterns
@@ -104,7 +106,7 @@ async ({model, runs, warmup, patterns, held}) => {
   let tracer = installTracer({gpu: true});
   const calls = {};
   for (const [name, r] of [['builder', builder], ['webnn-ep', ort]]) {
-    contextSlots(contextOf[name]).deferWrites = held ?? undefined;
+    tune(contextOf[name], {deferWrites: held ?? undefined});
     await r.run(input);
     await sleep(20);
     tracer.take();
@@ -112,9 +114,9 @@ async ({model, runs, warmup, patterns, held}) => {
     await r.run(input);
     const ms = performance.now() - t0;
     await sleep(20);
-    calls[name] = {ms, deferWrites: contextSlots(contextOf[name]).deferWrites ?? contextSlots(contextOf[name]).completion.active,
+    calls[name] = {ms, deferWrites: contextInfo(contextOf[name]).tuning.deferWrites ?? contextSlots(contextOf[name]).completion.active,
                    entries: tracer.take().map((e) => ({...e, t: e.t - t0}))};
-    contextSlots(contextOf[name]).deferWrites = undefined;
+    tune(contextOf[name], {deferWrites: undefined});
   }
   tracer.uninstall();
 
@@ -125,14 +127,14 @@ async ({model, runs, warmup, patterns, held}) => {
     for (const pattern of patterns) {
       const [runner, mode] = pattern.split('/');
       const s = contextSlots(contextOf[runner]);
-      s.deferWrites = mode === 'held';
+      tune(contextOf[runner], {deferWrites: mode === 'held'});
       const nudges = s.completion.nudges;
       tracer.take();
       const t0 = performance.now();
       await runners[runner]();
       const t1 = performance.now();
       const e = tracer.take();
-      s.deferWrites = undefined;
+      tune(contextOf[runner], {deferWrites: undefined});
       if (i < warmup) continue;
       const r = results[pattern];
       const find = (n) => e.find((x) => x.name === n);

@@ -1,25 +1,16 @@
 /**
- * MLContext (spec §MLContext) on one GPUDevice: tensors, reads and writes, dispatch, limits.
- * Each context owns its BufferPool and PipelineCache; nothing is shared between contexts.
+ * MLContext (spec §MLContext): tensors, reads and writes, dispatch, limits, loss. Validation is
+ * here; the work goes to the context's backend, chosen once when it is made (ml.js): the WebGPU
+ * backend (webgpu_backend.js) or the CPU backend (cpu/backend.js). See createContextObject.
  */
 import {domError, typeError} from './errors.js';
 import {byteLength, bytesOf, sourceByteLength} from './dtypes.js';
 import {checkDescriptor, checkTensorSize} from './shape/common.js';
-import {BufferPool} from './gpu/buffer_pool.js';
-import {Completion} from './gpu/completion.js';
-import {PendingWrites} from './gpu/pending_writes.js';
-import {PipelineCache} from './gpu/pipeline_cache.js';
-import {captureErrors} from './gpu/error_scope.js';
 import {MLTensor, createTensorObject, destroyTensor, isTensor, tensorSlots} from './tensor.js';
-import {opSupportLimits} from './ops/support_limits.js';
-import {maxTensorByteLength} from './gpu/device_limits.js';
 import {destroyGraph, graphSlots, isGraph} from './graph.js';
 import {checkExportDevice, checkNotExported, exportTensor} from './interop.js';
-import {checkTensor, isDetached, validateNamed} from './context_checks.js';
-import {FAULT_IN_BYTES, touchPages} from './host_memory.js';
-
-// The CPU context (cpu/backend.js) may run where WebGPU's globals are missing.
-const TENSOR_USAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0;
+import {checkTensor, validateNamed} from './context_checks.js';
+import {DEFAULT_TUNING} from './tuning.js';
 
 /** Rounds a byte length up to a multiple of 4 (WebGPU copy granularity), at least 4. */
 export function paddedLength(bytes) {
@@ -42,7 +33,7 @@ export class MLContext {
    * @type {boolean} spec MLContext.accelerated: true when the work runs on a GPU (WebGPU), false
    * for the CPU context (cpu/backend.js)
    */
-  get accelerated() { return !CONTEXT_SLOTS.get(this).cpu; }
+  get accelerated() { return CONTEXT_SLOTS.get(this).backend.accelerated; }
 
   /** @type {Promise<{message: string}>} resolves when the context is lost or destroyed */
   get lost() { return CONTEXT_SLOTS.get(this).lostPromise; }
@@ -80,7 +71,7 @@ export class MLContext {
       throw typeError('createConstantTensor', `inputData must be a buffer source of ${byteLength(desc)} bytes`);
     }
     const tensor = await newTensor(this, s, desc, {readable: false, writable: false, constant: true});
-    if (!s.cpu) upload(s, tensorSlots(tensor).buffer, bytesOf(inputData));
+    s.backend.writeConstant(tensorSlots(tensor), bytesOf(inputData));
     tensorSlots(tensor).bytes = bytesOf(inputData).slice();
     return tensor;
   }
@@ -125,7 +116,7 @@ export class MLContext {
   async exportToGPU(tensor) {
     const s = liveSlots(this);
     const t = checkTensor(this, tensor, 'exportToGPU');
-    s.pendingWrites?.flush();
+    s.backend.flush();
     return exportTensor(t);
   }
 
@@ -147,18 +138,7 @@ export class MLContext {
     }
     const s = liveSlots(this);
     checkNotExported(t, 'writeTensor');
-    if (s.cpu) s.cpu.write(t, bytesOf(inputData));
-    else if (s.deferWrites ?? s.completion.active) {
-      // a write into the tensor's upload buffer goes out at once (gpu/pending_writes.js)
-      const staged = s.pendingWrites.add(t, bytesOf(inputData), s.stageWrites !== false);
-      if (staged && !s.holdStagedWrites) s.pendingWrites.flush();
-    }
-    else {
-      // writes held while holding was on (configureContext may turn fastReadback off) go out
-      // first: flushed later, an older copy would replace this newer data
-      s.pendingWrites.flush();
-      upload(s, t.buffer, bytesOf(inputData));
-    }
+    s.backend.write(t, bytesOf(inputData));
   }
 
   /**
@@ -178,48 +158,7 @@ export class MLContext {
     }
     const s = liveSlots(this);
     checkNotExported(t, 'readTensor');
-    if (s.cpu) return s.cpu.read(t, outputData, isDetached);
-    s.pendingWrites.flush();
-    const size = byteLength(t.desc);
-    const padded = paddedLength(size);
-    // the result, allocated before anything is queued; its pages are faulted in while the GPU
-    // works (host_memory.js; the context slot `faultInReads` false turns that off)
-    const result = outputData === undefined ? new ArrayBuffer(size) : null;
-    const staging = s.pool.acquire(padded, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'webnn:readTensor');
-    const encoder = s.device.createCommandEncoder({label: 'webnn:readTensor'});
-    encoder.copyBufferToBuffer(t.buffer, 0, staging, 0, padded);
-    s.device.queue.submit([encoder.finish()]);
-    let settle;
-    const pending = new Promise((resolve, reject) => { settle = {resolve, reject}; });
-    t.pending.add(settle);
-    if (result && size >= FAULT_IN_BYTES && s.faultInReads !== false) queueMicrotask(() => touchPages(result));
-    s.completion.wait(staging.mapAsync(GPUMapMode.READ, 0, padded)).then(() => {
-      if (!t.pending.has(settle)) return;
-      t.pending.delete(settle);
-      const bytes = new Uint8Array(staging.getMappedRange(0, padded), 0, size);
-      if (result) {
-        new Uint8Array(result).set(bytes);
-        settle.resolve(result);
-      } else if (isDetached(outputData)) {
-        settle.reject(typeError('readTensor', 'outputData was detached while the read was pending'));
-      } else {
-        bytesOf(outputData).set(bytes);
-        settle.resolve(undefined);
-      }
-    }, async (e) => {
-      if (!t.pending.delete(settle)) return;
-      // The staging buffer is ours and stays alive until the map settles, so an AbortError means
-      // the device destroyed it. Otherwise give the device's `lost` promise, which settles in a
-      // later task (later still on a loaded machine), up to a second before calling it unknown.
-      const lost = Boolean(s.lostInfo) || e.name === 'AbortError' || await Promise.race([
-        s.device.lost.then(() => true), new Promise((r) => setTimeout(() => r(false), 1000))]);
-      settle.reject(lost ? domError('InvalidStateError', 'the context is lost', 'readTensor')
-        : domError('UnknownError', `reading the tensor failed: ${e.message}`, 'readTensor'));
-    }).finally(() => {
-      if (staging.mapState === 'mapped') staging.unmap();
-      s.pool.release([staging]);
-    });
-    return pending;
+    return s.backend.read(t, outputData);
   }
 
   /**
@@ -248,16 +187,13 @@ export class MLContext {
     validateNamed(inputEntries, g.inputDescriptors, 'input');
     validateNamed(outputEntries, g.outputDescriptors, 'output');
     for (const t of all) checkNotExported(tensorSlots(t), 'dispatch');
-    s.pendingWrites?.flush();
-    g.plan.dispatch(s, Object.fromEntries(inputEntries.map(([n, t]) => [n, tensorSlots(t)])),
+    s.backend.dispatch(g.plan, Object.fromEntries(inputEntries.map(([n, t]) => [n, tensorSlots(t)])),
       Object.fromEntries(outputEntries.map(([n, t]) => [n, tensorSlots(t)])));
-    s.completion?.afterSubmit();
   }
 
   /** Spec opSupportLimits(): exactly what this implementation supports. */
   opSupportLimits() {
-    const s = CONTEXT_SLOTS.get(this);
-    return s.cpu ? s.cpu.opSupportLimits() : opSupportLimits(s);
+    return CONTEXT_SLOTS.get(this).backend.opSupportLimits();
   }
 
   /** Spec destroy(): loses the context, destroying its graphs and tensors. Idempotent. */
@@ -281,37 +217,12 @@ function liveSlots(context) {
 }
 
 /**
- * Allocates a tensor's buffer (zero-filled by WebGPU, as the spec requires).
- * @param {object} s the context's slots
+ * A new tensor whose memory the backend allocates (a zero-filled GPU buffer or ArrayBuffer).
  * @returns {Promise<MLTensor>}
- * @throws (rejects) UnknownError when the size exceeds maxBufferSize or the GPU cannot allocate it
+ * @throws (rejects) what the backend's allocate() throws (UnknownError, InvalidStateError)
  */
 async function newTensor(context, s, desc, init) {
-  if (s.cpu) return createTensorObject(context, s.tensors, desc, {bytes: new Uint8Array(byteLength(desc)), ...init});
-  const size = paddedLength(byteLength(desc));
-  if (size > s.device.limits.maxBufferSize) {
-    throw domError('UnknownError', `a tensor of ${size} bytes exceeds the device's maxBufferSize (${s.device.limits.maxBufferSize})`, 'createTensor');
-  }
-  const {result: buffer, error} = captureErrors(s.device, () => s.device.createBuffer({
-    size, usage: TENSOR_USAGE, label: `webnn:tensor[${desc.dataType} ${desc.shape}]`}));
-  const failure = await error;
-  if (failure || s.lostInfo) {
-    buffer.destroy();
-    if (s.lostInfo) throw domError('InvalidStateError', 'the context was lost while the tensor was created', 'createTensor');
-    throw domError('UnknownError', `the GPU could not allocate ${size} bytes for the tensor: ${failure.message}`, 'createTensor');
-  }
-  return createTensorObject(context, s.tensors, desc, {buffer, ...init});
-}
-
-/** Queues a write of `bytes` to the start of `buffer` (padded to a multiple of 4 bytes). */
-function upload(s, buffer, bytes) {
-  if (bytes.byteLength % 4 === 0) {
-    s.device.queue.writeBuffer(buffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  } else {
-    const padded = new Uint8Array(paddedLength(bytes.byteLength));
-    padded.set(bytes);
-    s.device.queue.writeBuffer(buffer, 0, padded);
-  }
+  return createTensorObject(context, s.tensors, desc, {...await s.backend.allocate(desc), ...init});
 }
 
 /**
@@ -326,72 +237,35 @@ export function loseContext(context, message) {
   s.lostInfo = {message};
   for (const graph of [...s.graphs]) destroyGraph(graph);
   for (const tensor of [...s.tensors]) destroyTensor(tensor);
-  if (s.cpu) {
-    s.cpu.destroy();
-  } else {
-    s.pendingWrites.drop();
-    s.pool.destroy();
-    s.completion.destroy();
-    if (s.ownsDevice) s.device.destroy();
-  }
+  s.backend.destroy();
   s.resolveLost(s.lostInfo);
 }
 
-/** The slots every context has, whichever backend: its graphs and tensors, the lost promise. */
-function commonSlots(powerPreference) {
+/** The slots every context has, whichever backend: its graphs and tensors, the lost promise, its tuning. */
+function commonSlots(powerPreference, tuning) {
   let resolveLost;
   const lostPromise = new Promise((r) => { resolveLost = r; });
-  return {powerPreference, graphs: new Set(), tensors: new Set(), lostInfo: null, lostPromise, resolveLost, nextTensorId: 1};
+  // tuning: the frozen switches of tuning.js, replaced (never mutated) by configureContext()
+  return {powerPreference, tuning, graphs: new Set(), tensors: new Set(), lostInfo: null, lostPromise, resolveLost, nextTensorId: 1};
 }
 
 /**
- * Creates an MLContext on `device`.
- * @param {GPUDevice} device
- * @param {{ownsDevice: boolean, adapterInfo?: object, powerPreference: string,
- *   polyfill?: {fastReadback?: boolean, profiling?: boolean}}} options polyfill: this
- *   polyfill's own context options (ml.js)
+ * Creates an MLContext on `backend`, the one object that allocates, writes, reads, dispatches and
+ * compiles for it: the WebGPU backend (webgpu_backend.js) or the CPU backend (cpu/backend.js),
+ * chosen once by ml.js. Both implement
+ *   accelerated, maxTensorByteLength, attach(context, slots), allocate(desc),
+ *   writeConstant(t, bytes), write(t, bytes), read(t, outputData), flush(),
+ *   dispatch(plan, inputs, outputs), compile(context, entries), opSupportLimits(), destroy()
+ * (t: tensor slots; inputs/outputs: name -> tensor slots).
+ * @param {object} backend
+ * @param {{powerPreference: string, tuning?: object, slots?: object}} options tuning: a frozen
+ *   tuning.js object; slots: the backend's own context slots (the WebGPU device, pool, ...)
  * @returns {MLContext}
  */
-export function createContextObject(device, {ownsDevice, adapterInfo, powerPreference, polyfill = {}}) {
+export function createContextObject(backend, {powerPreference, tuning = DEFAULT_TUNING, slots = {}}) {
   const context = Object.create(MLContext.prototype);
-  const completion = new Completion(device, {adapterInfo, enabled: polyfill.fastReadback !== false});
-  CONTEXT_SLOTS.set(context, {
-    ...commonSlots(powerPreference),
-    device,
-    maxTensorByteLength: maxTensorByteLength(device),
-    ownsDevice,
-    adapterInfo,
-    completion,
-    pendingWrites: new PendingWrites(device),
-    profilingRequested: Boolean(polyfill.profiling),
-    profiling: Boolean(polyfill.profiling) && device.features.has('timestamp-query'),
-    pool: new BufferPool(device, completion),
-    pipelines: new PipelineCache(device),
-  });
-  // A device of our own is destroyed only by loseContext() itself; the application's device (createContext(gpuDevice))
-  // may be destroyed by the application, which loses the context.
-  device.lost.then((info) => {
-    if (info.reason !== 'destroyed' || !ownsDevice) loseContext(context, `the GPUDevice was ${info.reason === 'destroyed' ? 'destroyed' : 'lost'}: ${info.message}`);
-  });
-  return context;
-}
-
-
-/**
- * Creates an MLContext whose graphs and tensors live on the CPU (cpu/backend.js): no GPUDevice;
- * tensors are ArrayBuffer-backed (`bytes` slot) and the backend owns reads, writes and graphs.
- * @param {object} backend {write(t, bytes), read(t, outputData, isDetached), compile(context, entries),
- *   opSupportLimits(), destroy(), maxTensorByteLength}
- * @param {{powerPreference: string}} options
- * @returns {MLContext}
- */
-export function createCpuContextObject(backend, {powerPreference}) {
-  const context = Object.create(MLContext.prototype);
-  CONTEXT_SLOTS.set(context, {
-    ...commonSlots(powerPreference),
-    cpu: backend,
-    device: null,
-    maxTensorByteLength: backend.maxTensorByteLength,
-  });
+  const s = {...commonSlots(powerPreference, tuning), ...slots, backend, maxTensorByteLength: backend.maxTensorByteLength};
+  CONTEXT_SLOTS.set(context, s);
+  backend.attach(context, s);
   return context;
 }

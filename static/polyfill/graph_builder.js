@@ -14,7 +14,6 @@ import {createOperand, isOperand, slots} from './operand.js';
 import {isTensor, tensorSlots} from './tensor.js';
 import {contextSlots, MLContext} from './context.js';
 import {OPERATORS} from './ops/index.js';
-import {compileGraph} from './compile/plan.js';
 import {builderState, checkCanBuild, checkSupported, initBuilderState, withOrigin} from './builder_state.js';
 
 export class MLGraphBuilder {
@@ -94,8 +93,8 @@ export class MLGraphBuilder {
     const state = builderState(this);
     state.built = true;
     try {
-      // the CPU context (cpu/backend.js) compiles to an ONNX Runtime session instead of a WebGPU plan
-      return await (state.ctx.cpu ? state.ctx.cpu.compile(state.context, entries) : compileGraph(state.context, entries));
+      // the context's backend: a WebGPU plan (compile/plan.js) or an ONNX Runtime session (cpu/compile.js)
+      return await state.ctx.backend.compile(state.context, entries);
     } catch (e) {
       // The spec's errors (TypeError, DOMExceptions such as OperationError or InvalidStateError)
       // pass through; anything else is a failure to compile: spec build() step "if the previous

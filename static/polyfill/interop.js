@@ -1,6 +1,6 @@
 /**
- * WebGPU interop, as Chromium 156 exposes it (no spec text yet; see
- * /work/shared/reference/chromium-156-idl.json): `navigator.ml.createContext(gpuDevice)`,
+ * WebGPU interop, as Chromium 156 exposes it (no spec text yet; Chromium's MLContext and MLTensor
+ * IDL): `navigator.ml.createContext(gpuDevice)`,
  * `MLContext.createExportableTensor(descriptor, gpuDevice)`, `MLContext.exportToGPU(tensor)`,
  * `MLTensor.gpuDevice`.
  *

@@ -12,7 +12,7 @@
  * Runtime's files cannot be loaded.
  */
 import {domError} from './errors.js';
-import {createContextObject} from './context.js';
+import {createWebGpuContext} from './webgpu_backend.js';
 import {checkDeviceAlive} from './interop.js';
 import {polyfillOptions} from './options.js';
 import {isSoftwareAdapter} from './ops/adapter_kind.js';
@@ -42,7 +42,8 @@ export class ML {
    *   false} records GPU time per graph step where the adapter has "timestamp-query"
    *   (profiling.js), {ortBaseUrl} where the CPU context loads ONNX Runtime from (default
    *   /polyfill/vendor/ort/ next to this module), {threads} ORT's thread count (default 1, or
-   *   min(4, cores) when the page is cross-origin isolated). A GPUDevice gets the defaults
+   *   min(4, cores) when the page is cross-origin isolated), {tuning} the switches of tuning.js
+   *   (tests and benchmarks). A GPUDevice gets the defaults
    *   (options.js configureContext() changes them).
    * @returns {Promise<MLContext>}
    * @throws (rejects) NotSupportedError when WebGPU offers no adapter or device for a GPU
@@ -52,15 +53,15 @@ export class ML {
   async createContext(options = {}) {
     if (typeof GPUDevice !== 'undefined' && options instanceof GPUDevice) {
       await checkDeviceAlive(options);
-      return createContextObject(options, {ownsDevice: false, adapterInfo: options.adapterInfo, powerPreference: 'default'});
+      return createWebGpuContext(options, {ownsDevice: false, adapterInfo: options.adapterInfo, powerPreference: 'default'});
     }
     // WebIDL: the enum member is converted by ToString (a String object or toString() counts)
     const powerPreference = enumValue(options?.powerPreference, POWER_PREFERENCES, 'default', 'createContext', 'powerPreference');
     const polyfill = polyfillOptions(options);
     const wanted = chooseDevice(options);
-    if (wanted === 'cpu') return cpuContext(options, powerPreference);
+    if (wanted === 'cpu') return cpuContext(options, powerPreference, polyfill);
     if (!globalThis.navigator?.gpu) {
-      if (wanted === 'auto') return cpuContext(options, powerPreference);
+      if (wanted === 'auto') return cpuContext(options, powerPreference, polyfill);
       throw domError('NotSupportedError', 'WebGPU is not available in this browser', 'createContext');
     }
     // Some GPU hosts answer null at first, and more often without a powerPreference: retry,
@@ -71,12 +72,12 @@ export class ML {
       adapter = await navigator.gpu.requestAdapter(requests[Math.min(attempt >> 1, 1)]);
       if (!adapter && attempt < 3) await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
     }
-    if (!adapter && wanted === 'auto') return cpuContext(options, powerPreference);
+    if (!adapter && wanted === 'auto') return cpuContext(options, powerPreference, polyfill);
     if (!adapter) throw domError('NotSupportedError', 'no WebGPU adapter is available', 'createContext');
     if (wanted === 'auto' && isSoftwareAdapter({adapterInfo: {architecture: adapter.info?.architecture, description: adapter.info?.description,
       isFallbackAdapter: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter}})) {
       try {
-        return await cpuContext(options, powerPreference);
+        return await cpuContext(options, powerPreference, polyfill);
       } catch (e) {
         if (e?.name !== 'NotSupportedError') throw e; // no ONNX Runtime files: the software adapter it is
       }
@@ -92,7 +93,7 @@ export class ML {
     } catch (e) {
       throw domError('NotSupportedError', `requestDevice failed: ${e.message}`, 'createContext');
     }
-    return createContextObject(device, {ownsDevice: true, adapterInfo: adapter.info, powerPreference, polyfill});
+    return createWebGpuContext(device, {ownsDevice: true, adapterInfo: adapter.info, powerPreference, polyfill});
   }
 
   get [Symbol.toStringTag]() { return 'ML'; }
@@ -120,9 +121,9 @@ function deviceOf(options) {
 }
 
 /** The CPU context, its module loaded on first use (a WebGPU-only page never fetches it). */
-async function cpuContext(options, powerPreference) {
+async function cpuContext(options, powerPreference, polyfill) {
   const {createCpuContext} = await import('./cpu/backend.js');
   const p = options?.polyfill;
-  return createCpuContext({powerPreference, ortBaseUrl: p?.ortBaseUrl, threads: p?.threads});
+  return createCpuContext({powerPreference, ortBaseUrl: p?.ortBaseUrl, threads: p?.threads, tuning: polyfill.tuning});
 }
 

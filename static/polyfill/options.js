@@ -1,46 +1,74 @@
 /**
  * This polyfill's own context options (native WebNN has none and ignores the `polyfill` member
- * of MLContextOptions): `fastReadback` (default true; gpu/completion.js) and `profiling`
- * (default false; profiling.js).
+ * of MLContextOptions): `fastReadback` (default true; gpu/completion.js), `profiling`
+ * (default false; profiling.js) and `tuning` (the switches of tuning.js, for tests and
+ * benchmarks; default: the adapter decides).
  *
  *   navigator.ml.createContext({powerPreference, polyfill: {fastReadback: false, profiling: true}})
+ *   navigator.ml.createContext({polyfill: {tuning: {matmul: 'tiled', splitK: 2}}})
  *
  * A context made by createContext(gpuDevice) starts with the defaults; configureContext() sets
- * them on any context of this polyfill.
+ * them on any context of this polyfill, and contextInfo() reads them back with the adapter's info.
  */
 import {contextSlots} from './context.js';
+import {DEFAULT_TUNING, withTuning} from './tuning.js';
 
 /**
  * Reads `options.polyfill`: anything but an object counts as none (native WebNN ignores the
- * member, so this never throws); members convert to booleans.
+ * member); fastReadback and profiling convert to booleans.
  * @param {object} [options] MLContextOptions
- * @returns {{fastReadback: boolean, profiling: boolean}}
+ * @returns {{fastReadback: boolean, profiling: boolean, tuning: object}} tuning: a frozen tuning.js object
+ * @throws {TypeError} `polyfill.tuning` names an unknown switch or a value of the wrong kind
  */
 export function polyfillOptions(options) {
   const given = options?.polyfill;
   const p = given !== null && (typeof given === 'object' || typeof given === 'function') ? given : {};
-  return {fastReadback: p.fastReadback === undefined ? true : Boolean(p.fastReadback), profiling: Boolean(p.profiling)};
+  return {fastReadback: p.fastReadback === undefined ? true : Boolean(p.fastReadback), profiling: Boolean(p.profiling),
+    tuning: withTuning(DEFAULT_TUNING, p.tuning, 'createContext')};
 }
 
 /**
  * Sets this polyfill's options on a context, e.g. one made by createContext(gpuDevice).
  * `fastReadback` applies to waits from now on; `profiling` to graphs built from now on (it needs
  * a device with "timestamp-query": for createContext(gpuDevice), request that feature when
- * creating the device). Members left undefined keep their value.
+ * creating the device); `tuning` (tuning.js) to graphs built, and tensors written, read and
+ * dispatched, from now on: the members given replace the current ones (undefined or null: back to
+ * the default), the others keep their value. Members left undefined keep their value.
  * @param {MLContext} context a context of this polyfill
- * @param {{fastReadback?: boolean, profiling?: boolean}} options
- * @returns {{fastReadback: boolean, profiling: boolean}} the settings now in force (profiling:
- *   whether graphs built now are profiled)
- * @throws {TypeError} `context` is not an MLContext of this polyfill
+ * @param {{fastReadback?: boolean, profiling?: boolean, tuning?: object}} options
+ * @returns {{fastReadback: boolean, profiling: boolean, tuning: object}} the settings now in force
+ *   (profiling: whether graphs built now are profiled; tuning: the frozen switches)
+ * @throws {TypeError} `context` is not an MLContext of this polyfill, or `tuning` names an
+ *   unknown switch or a value of the wrong kind
  */
-export function configureContext(context, {fastReadback, profiling} = {}) {
+export function configureContext(context, {fastReadback, profiling, tuning} = {}) {
   const s = contextSlots(context);
   if (!s) throw new TypeError('configureContext: argument is not an MLContext of this polyfill');
-  if (s.cpu) return {fastReadback: false, profiling: false}; // the CPU context has neither
+  s.tuning = withTuning(s.tuning, tuning, 'configureContext');
+  if (!s.backend.accelerated) return {fastReadback: false, profiling: false, tuning: s.tuning}; // the CPU context has neither
+  s.completion.tune(s.tuning);
   if (fastReadback !== undefined) s.completion.enabled = Boolean(fastReadback);
   if (profiling !== undefined) {
     s.profilingRequested = Boolean(profiling);
     s.profiling = Boolean(profiling) && s.device.features.has('timestamp-query');
   }
-  return {fastReadback: s.completion.enabled, profiling: s.profiling};
+  return {fastReadback: s.completion.enabled, profiling: s.profiling, tuning: s.tuning};
+}
+
+/**
+ * What a context of this polyfill runs on and with, for pages and tools that report it.
+ * @param {MLContext} context
+ * @returns {{accelerated: boolean, adapterInfo: ?object, fastReadback: boolean, profiling: boolean,
+ *   tuning: object}} adapterInfo: the WebGPU adapter's info (vendor, architecture, device,
+ *   description, isFallbackAdapter), null for the CPU context
+ * @throws {TypeError} `context` is not an MLContext of this polyfill
+ */
+export function contextInfo(context) {
+  const s = contextSlots(context);
+  if (!s) throw new TypeError('contextInfo: argument is not an MLContext of this polyfill');
+  if (!s.backend.accelerated) return {accelerated: false, adapterInfo: null, fastReadback: false, profiling: false, tuning: s.tuning};
+  const info = s.adapterInfo;
+  const adapterInfo = info ? Object.fromEntries(['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']
+    .filter((k) => info[k] !== undefined).map((k) => [k, info[k]])) : null;
+  return {accelerated: true, adapterInfo, fastReadback: s.completion.enabled, profiling: s.profiling, tuning: s.tuning};
 }

@@ -39,7 +39,7 @@ export async function readProfile(graph, {reset = false} = {}) {
   if (!isGraph(graph)) throw new TypeError('readProfile: argument is not an MLGraph');
   const {ctx, plan} = graphSlots(graph);
   if (!plan.timer) {
-    const why = ctx.cpu ? 'the CPU context runs no GPU steps to time'
+    const why = !ctx.backend.accelerated ? 'the CPU context runs no GPU steps to time'
       : ctx.profiling === false && ctx.profilingRequested
         ? 'the adapter does not offer "timestamp-query"'
         : 'create the context with navigator.ml.createContext({polyfill: {profiling: true}})';

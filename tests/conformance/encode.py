@@ -58,7 +58,7 @@ def operand(name: str) -> dict:
 
 def graph_case(name: str, op: str, data_type: str, graph: dict, inputs: dict, expected: dict,
                metric: str, value: float) -> dict:
-    """A graph case record (see /work/notes or tests/conformance/README)."""
+    """A graph case record: what static/conformance/runner.js builds, runs and compares."""
     return {
         "name": name,
         "op": op,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from tests.conformance.encode import graph_case, tensor
-from tests.graph_batch import LIMIT_WORKGROUPS_JS
+from tests.graph_batch import TUNE_CONTEXT_JS
 from tests.graph_runner import data_type_of, open_harness
 
 
@@ -72,12 +72,10 @@ def op_case(name: str, op: str, data_type: str, args: Sequence[Any], options: Ma
 _RUN_JS = """
 async ([casesJson, overrides, withSteps, workgroupLimit]) => {
   const {runGraphCase, runValidationCase} = await import('/conformance/runner.js');
-  const {contextSlots} = await import('/polyfill/context.js');
   const {graphSlots} = await import('/polyfill/graph.js');
   const cases = JSON.parse(casesJson);
   const context = await navigator.ml.createContext();
-  if (overrides) contextSlots(context).kernelOverrides = overrides;
-  if (workgroupLimit) (LIMIT_WORKGROUPS_JS)(context, workgroupLimit, contextSlots);
+  await (TUNE_CONTEXT_JS)(context, overrides, workgroupLimit);
   // withSteps: the operators of each step of the graph a case builds, and each step's workgroup
   // grid, read at build (one build serves both the step structure and the values)
   const build = MLGraphBuilder.prototype.build;
@@ -107,7 +105,7 @@ async ([casesJson, overrides, withSteps, workgroupLimit]) => {
   }
   return results;
 }
-""".replace("LIMIT_WORKGROUPS_JS", LIMIT_WORKGROUPS_JS)
+""".replace("TUNE_CONTEXT_JS", TUNE_CONTEXT_JS)
 
 
 def run_cases(page, base_url: str, cases: Sequence[dict], overrides: Mapping[str, str] | None = None,
@@ -115,14 +113,14 @@ def run_cases(page, base_url: str, cases: Sequence[dict], overrides: Mapping[str
     """Runs graph and validation cases in the harness page on one context.
 
     Args:
-        overrides: set as the context's ``kernelOverrides`` slot to force a kernel choice
+        overrides: the context's tuning switches (static/polyfill/tuning.js), e.g. to force a kernel choice
             (e.g. ``{"matmul": "tiled"}``), so kernels the adapter would not pick are tested too.
         steps: also return, per graph case, ``steps``: the builder operator types of each GPU
             step of the graph it built (as compile/plan.js describeSteps() lists them), and
             ``grids``: each step's workgroup grid ``[x, y, z]``, ``sizes``: its workgroup size
             (invocations).
-        workgroup_limit: the workgroups per grid dimension the context's device reports
-            (tests.graph_batch.LIMIT_WORKGROUPS_JS), None for its own.
+        workgroup_limit: the tuning switch workgroupsPerDimension: grids fold at this many workgroups a dimension
+            (tests.graph_batch.TUNE_CONTEXT_JS), None for its own.
 
     Returns:
         The runner's result per case: ``{name, pass, worst, detail?, steps?, ...}``.

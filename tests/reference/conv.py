@@ -1,6 +1,6 @@
 """Float64 reference for convTranspose2d and resample2d.
 
-Spec sections "convTranspose2d" and "resample2d" of /work/shared/reference/webnn-spec.bs.
+Spec sections "convTranspose2d" and "resample2d" of the WebNN spec.
 conv2d and the pooling operators are in :mod:`tests.reference.pool_conv` (re-exported by
 :mod:`tests.reference.ops`). Shape errors raise ``ValueError``.
 """

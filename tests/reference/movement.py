@@ -5,7 +5,7 @@ positional arguments as NumPy arrays / Python values and its options as a dict
 keyed by the spec's dictionary member names, applies the spec's defaults and
 returns an array of the input's dtype (data movement never changes values, so
 no float64 round trip is needed: results are bit-exact copies). Written from the
-spec's algorithms (/work/shared/reference/webnn-spec.bs); shape errors raise
+spec's algorithms (the WebNN spec); shape errors raise
 ``ValueError``.
 
 Index semantics for gather*/scatter* (the spec leaves out-of-range indices to

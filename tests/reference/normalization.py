@@ -1,6 +1,6 @@
 """Float64 NumPy references for batchNormalization, instanceNormalization, layerNormalization.
 
-Spec sections of the same names in /work/shared/reference/webnn-spec.bs; options are dicts keyed
+Spec sections of the same names in the WebNN spec; options are dicts keyed
 by the members of MLBatchNormalizationOptions / MLInstanceNormalizationOptions /
 MLLayerNormalizationOptions (scale and bias as arrays) with the spec's defaults. Variance is the
 population variance (mean of squared deviations), as in the spec's emulation code.

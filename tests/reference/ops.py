@@ -5,7 +5,7 @@ positional arguments as NumPy arrays / Python values and its options as a dict
 keyed by the spec's dictionary member names (``MLConv2dOptions`` etc.), applies
 the spec's defaults, and returns a float64 array (integer inputs stay integer
 for the data-movement and binary ops). The spec is
-/work/shared/reference/webnn-spec.bs; section names are cited per function.
+the WebNN spec; section names are cited per function.
 Shape errors raise ``ValueError`` (the polyfill raises ``TypeError``; the
 reference only has to refuse to compute nonsense).
 

@@ -1,7 +1,7 @@
 """Float64 reference for the sliding-window operators: conv2d and pooling.
 
 Spec sections "conv2d" and "Pooling operations" of
-/work/shared/reference/webnn-spec.bs. Everything is computed in the canonical
+the WebNN spec. Everything is computed in the canonical
 NCHW / OIHW layout; other layouts are transposed in and out. Import these
 through :mod:`tests.reference.ops`.
 """

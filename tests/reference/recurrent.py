@@ -1,5 +1,5 @@
 """Float64 NumPy references for gruCell, gru, lstmCell and lstm, following the spec's emulation
-code (§gru, §gruCell, §lstm, §lstmCell of /work/shared/reference/webnn-spec.bs).
+code (the WebNN spec's sections gru, gruCell, lstm, lstmCell).
 
 Options are dicts keyed by the members of MLGruOptions / MLGruCellOptions / MLLstmOptions /
 MLLstmCellOptions (operands as arrays) with the spec's defaults: layout "zrn" / "iofg",

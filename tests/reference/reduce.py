@@ -1,7 +1,7 @@
 """Float64 NumPy references for the reductions, argMin/argMax and cumulativeSum.
 
 Spec sections: "Reduction operations", "argMin/argMax operations", "cumulativeSum" of
-/work/shared/reference/webnn-spec.bs. Options are dicts keyed by the spec's dictionary members
+the WebNN spec. Options are dicts keyed by the spec's dictionary members
 (MLReduceOptions, MLArgMinMaxOptions, MLCumulativeSumOptions) with the spec's defaults.
 Float inputs are computed in float64; integer inputs in int64 (uint64 in uint64), wrapping
 modulo 2^64 as the kernels do, left for the caller to cast to the output type.

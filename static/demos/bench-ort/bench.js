@@ -216,15 +216,21 @@ async function main() {
   const contextSlotValues = params.get('slots');
   if (contextSlotValues) config.slots = JSON.parse(contextSlotValues);
   if (submitSteps || kernelOverrides || completion || contextSlotValues) {
-    const {contextSlots} = await import('/polyfill/context.js');
+    // every parameter is a set of tuning switches (/polyfill/tuning.js); `completion` keeps the
+    // names of gpu/completion.js's settings
+    const {configureContext} = await import('/polyfill/options.js');
+    const COMPLETION = {hardware: 'nudgeQueue', nudge: 'nudge', intervalMs: 'nudgeIntervalMs', capMs: 'nudgeCapMs'};
+    const tuning = {...config.kernelOverrides, ...config.slots};
+    if (submitSteps) tuning.submitSteps = submitSteps === 'doubling' ? submitSteps : Number(submitSteps);
+    let fastReadback;
+    for (const [key, value] of Object.entries(config.completion ?? {})) {
+      if (key === 'enabled') fastReadback = value;
+      else tuning[COMPLETION[key] ?? key] = value;
+    }
     const create = navigator.ml.createContext.bind(navigator.ml);
     navigator.ml.createContext = async (...args) => {
       const context = await create(...args);
-      const slots = contextSlots(context);
-      if (submitSteps) slots.submitSteps = submitSteps === 'doubling' ? submitSteps : Number(submitSteps);
-      if (kernelOverrides) slots.kernelOverrides = {...slots.kernelOverrides, ...config.kernelOverrides};
-      if (completion && slots.completion) Object.assign(slots.completion, config.completion);  // CPU contexts have none
-      if (contextSlotValues && slots.device) Object.assign(slots, config.slots);
+      if (context.accelerated) configureContext(context, {tuning, fastReadback});  // CPU contexts: no GPU to tune
       return context;
     };
   }

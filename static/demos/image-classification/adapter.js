@@ -21,8 +21,8 @@ export async function describeAdapter(context, implementation) {
   let info = null;
   let source = 'unknown';
   if (implementation === 'polyfill') {
-    const {contextSlots} = await import('/polyfill/context.js');
-    info = contextSlots(context)?.adapterInfo ?? null;
+    const {contextInfo} = await import('/polyfill/options.js');
+    info = contextInfo(context).adapterInfo;
     source = 'MLContext';
   }
   if (!info && globalThis.navigator?.gpu) {

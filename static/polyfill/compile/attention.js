@@ -1,5 +1,6 @@
 /**
- * Finds the attention pattern for ops/attention.js's fused step:
+ * The attention pass: finds the pattern below and replaces it with one internal `fusedAttention`
+ * node (ops/attention.js, one step):
  *   scores = matmul(Q, Kt) [-> element-wise stages fused into it: scale, mask, ...]
  *   P = softmax(scores, last axis);  Y = matmul(P, V)
  * where the scores (after the stages, of the first matmul's shape: a reshape among the stages
@@ -8,10 +9,11 @@
  * shape is the scores' batch shape; the data type is float32 or float16; the head sizes fit the
  * kernel's workgroup memory (ops/attention.js attentionFits). The BERT encoder's
  * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP. compile/plan.js
- * applies it on hardware adapters, or as the context slot kernelOverrides.attention says.
+ * applies it on hardware adapters, or as the tuning switch `attention` says.
  */
 import {slots, useCounts} from '../operand.js';
 import {attentionFits} from '../ops/attention.js';
+import {isSoftwareAdapter} from '../ops/adapter_kind.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
@@ -19,9 +21,12 @@ const FLOAT = new Set(['float32', 'float16']);
  * @param {object[]} nodes reachable nodes, topological order
  * @param {object[]} outputs the graph's output operands
  * @param {{tails: Map, lowerAt: Map}} fusion the fusion pass's plan (compile/fusion.js)
- * @returns {Map<object, {scores: object, softmax: object}>} second matmul node -> its pattern
+ * @param {Map<object, object>} storeViews the view pass's matmul -> the transpose it stores for
+ * @returns {Map<object, object>} second matmul node -> the fusedAttention node lowered in its place
+ *   (attrs: {scores, softmax, context, transpose}: the first matmul, the softmax, the second
+ *   matmul and the transpose whose layout Y is stored in, or null; outputs: the last one's)
  */
-export function planAttention(nodes, outputs, fusion) {
+export function planAttention(nodes, outputs, fusion, storeViews) {
   const uses = useCounts(nodes, outputs);
   const once = (operand) => uses.get(slots(operand)) === 1;
   const found = new Map();
@@ -45,7 +50,26 @@ export function planAttention(nodes, outputs, fusion) {
     const q = scores.inputs[0];
     const v = node.inputs[1];
     if (!attentionFits(shape[shape.length - 1], q.shape[q.shape.length - 1], v.shape[v.shape.length - 1])) continue;
-    found.set(node, {scores, softmax});
+    const transpose = storeViews.get(node) ?? null;
+    found.set(node, {
+      id: node.id, op: 'fusedAttention', label: node.label,
+      inputs: [q, scores.inputs[1], v],
+      attrs: {scores, softmax, context: node, transpose},
+      origin: scores.origin,
+      origins: [scores.origin, ...(fusion.tails.get(scores) ?? []).map((st) => st.node.origin), softmax.origin, node.origin,
+        ...(transpose ? [transpose.origin] : [])],
+      outputs: (transpose ?? node).outputs,
+    });
   }
   return found;
+}
+
+/**
+ * The pass (compile/plan.js PASSES): `g.attention` = second matmul -> fusedAttention node; on
+ * hardware adapters, or as the tuning switch `attention` says. Not on software adapters, where
+ * the kernel's workgroup barriers cost more than the three unfused steps (docs/design-notes.md).
+ */
+export function attentionPass(g, ctx) {
+  const fuse = ctx.tuning.attention ?? !isSoftwareAdapter(ctx);
+  return {...g, attention: fuse ? planAttention(g.nodes, g.outputs, g.fusion, g.storeViews) : new Map()};
 }

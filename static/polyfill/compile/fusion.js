@@ -145,3 +145,8 @@ function chainOf(node, uses, consumers, absorbed) {
   }
   return tail.slice(0, best);
 }
+
+/** The pass (compile/plan.js PASSES): `g.fusion` = the chains of `g.nodes`. */
+export function fusionPass(g) {
+  return {...g, fusion: planFusion(g.nodes, g.outputs)};
+}

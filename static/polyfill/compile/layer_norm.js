@@ -168,3 +168,8 @@ function match(variance, only, uses) {
   }
   return {nodes: group, x, axes, epsilon, scale, bias, square: square.op, reciprocal, center: centered};
 }
+
+/** The pass (compile/plan.js PASSES): written-out normalizations replaced in `g.nodes`. */
+export function layerNormPass(g) {
+  return {...g, nodes: planLayerNorms(g.nodes, g.outputs)};
+}

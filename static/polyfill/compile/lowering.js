@@ -18,7 +18,6 @@
  *                               kernels that address strided data read deferred transposes so
  *   L.defer(operand, view)      make `operand` a deferred View (materialized by L.value on demand)
  *   L.storeView(node)           the transpose a matmul stores for (compile/views.js planStoreViews)
- *   L.attention.get(node)       {scores, softmax} when matmul `node` ends a fused attention
  *   L.splitNorms                product node -> the normalization that may add its split
  *                               partial sums itself (compile/split_norm.js)
  *   L.deferSplitRead(value, r)  a split product's reduce step, not yet emitted, for `value`
@@ -56,10 +55,6 @@ export class Lowering {
     this.deferred = new Map();
     /** @type {Map<object, object>} matmul node -> the transpose node it stores for (set by the compiler) */
     this.storeViews = new Map();
-    /** @type {Map<object, object>} second matmul -> {scores, softmax} of a fused attention (compile/attention.js) */
-    this.attention = new Map();
-    /** @type {Map<object, object>} matmul node -> its sibling group (compile/siblings.js) */
-    this.siblings = new Map();
     /** @type {Map<object, object>} product node -> the normalization reading it (compile/split_norm.js) */
     this.splitNorms = new Map();
     /** @type {Map<object, object>} Value -> the deferred reduce of the split product it holds */
@@ -225,7 +220,8 @@ export class Lowering {
       operators: this.origin,
       values,
       uniformData: shader.packUniforms({...uniforms, total}),
-      workgroups: foldWorkgroups(wgCount, this.ctx.device.limits.maxComputeWorkgroupsPerDimension),
+      workgroups: foldWorkgroups(wgCount, Math.min(this.ctx.device.limits.maxComputeWorkgroupsPerDimension,
+        this.ctx.tuning.workgroupsPerDimension ?? Infinity)),
     });
   }
 }

@@ -1,14 +1,18 @@
 /**
- * build(): graph -> fixed plan. Finds layer normalizations written out as element-wise operators
- * (compile/layer_norm.js), fuses element-wise chains into their producers (compile/fusion.js),
- * folds transposes into the matrix kernels' addressing (compile/views.js), lets a normalization
- * add up the split product it reads (compile/split_norm.js), lowers the reachable
- * nodes into steps, assigns pooled buffers to
- * temporaries by lifetime (a buffer is reused once the last step reading its value has been
- * encoded), uploads constants once, creates every pipeline and the static bind groups ahead, and
- * packs all uniforms into one buffer. dispatch() only creates bind groups for the steps touching
- * the caller's tensors (cached per tensor combination), encodes and submits the steps (one command
- * buffer, or several onto an idle queue: Plan.dispatch).
+ * build(): graph -> fixed plan. The passes (PASSES, applied in order): layer normalizations written out as
+ * element-wise operators become one layerNormalization node (compile/layer_norm.js); element-wise
+ * chains fuse into their producers (compile/fusion.js); a matmul stores into its transpose's
+ * layout (compile/views.js); matmul -> softmax -> matmul becomes a fusedAttention node
+ * (compile/attention.js); sibling products of one A become a mergedMatmul node
+ * (compile/siblings.js); a normalization adds up the split product it reads
+ * (compile/split_norm.js). Then the nodes are lowered, in order, into steps (compile/lowering.js;
+ * spec operators through OPERATORS, pass-made nodes through INTERNAL_OPERATORS), pooled buffers
+ * are assigned to temporaries by lifetime (a buffer is reused once the last step reading its
+ * value has been encoded), constants are uploaded once, every pipeline and the static bind
+ * groups are created ahead, and all uniforms are packed into one buffer. dispatch() only creates
+ * bind groups for the steps touching the caller's tensors (cached per tensor combination),
+ * encodes and submits the steps (one command buffer, or several onto an idle queue:
+ * Plan.dispatch).
  */
 import {domError} from '../errors.js';
 import {DATA_TYPES, elementCount, isDirect} from '../dtypes.js';
@@ -16,20 +20,61 @@ import {reachableNodes, slots} from '../operand.js';
 import {contextSlots} from '../context.js';
 import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
+import {INTERNAL_OPERATORS} from '../ops/internal.js';
 import {Lowering} from './lowering.js';
-import {planFusion} from './fusion.js';
-import {planStoreViews} from './views.js';
-import {planAttention} from './attention.js';
-import {isSoftwareAdapter} from '../ops/adapter_kind.js';
-import {planSiblings} from './siblings.js';
-import {planSplitNorms} from './split_norm.js';
-import {planLayerNorms} from './layer_norm.js';
+import {fusionPass} from './fusion.js';
+import {storeViewPass} from './views.js';
+import {attentionPass} from './attention.js';
+import {siblingsPass} from './siblings.js';
+import {splitNormPass} from './split_norm.js';
+import {layerNormPass} from './layer_norm.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
 import {StepTimer} from './step_timer.js';
 
 const STORAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST : 0; // no WebGPU: CPU context only
+
+/**
+ * The passes, in order: each `(graph, ctx) => graph` over the record {nodes (topological order),
+ * outputs, fusion, storeViews, attention, siblings, splitNorms}, returning a new record with the
+ * nodes it rewrote or the plan it made. A new pass is a module exporting one such function and
+ * one line here.
+ */
+export const PASSES = Object.freeze([
+  layerNormPass,   // written-out layer/RMS norms -> one layerNormalization node
+  fusionPass,      // element-wise chains -> their producer's epilogue
+  storeViewPass,   // a matmul stores into its only consumer transpose's layout
+  attentionPass,   // matmul -> softmax -> matmul -> one fusedAttention node
+  siblingsPass,    // products of one A with constant B's -> one mergedMatmul node
+  splitNormPass,   // a normalization adds the split product's partial sums it reads
+]);
+
+/**
+ * Lowers the passes' graph into steps: a fused group at its last stage, once every stage's other
+ * operand exists; a fused attention's nodes as one fusedAttention node at its second matmul; a
+ * sibling group as one mergedMatmul node where its first member stands. Spec operators lower
+ * through OPERATORS, pass-made nodes through INTERNAL_OPERATORS.
+ */
+function lowerNodes(g, L) {
+  const {fusion, attention, siblings} = g;
+  L.tails = fusion.tails;
+  L.storeViews = g.storeViews;
+  L.splitNorms = g.splitNorms;
+  const skipped = new Set(g.storeViews.values());
+  for (const {attrs} of attention.values()) skipped.add(attrs.scores).add(attrs.softmax);
+  const order = [];
+  for (const node of g.nodes) {
+    const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
+    if (!producer || skipped.has(producer)) continue;
+    const replaced = attention.get(producer) ?? siblings.get(producer) ?? producer;
+    if (replaced.op !== 'mergedMatmul' || !order.includes(replaced)) order.push(replaced);
+  }
+  for (const node of order) {
+    L.origin = [...(node.origins ?? [node.origin]), ...L.fusedStages(node).map((st) => st.node.origin)];
+    (OPERATORS[node.op] ?? INTERNAL_OPERATORS[node.op]).lower(node, L);
+  }
+}
 
 /**
  * Compiles the graph for `entries` ([name, MLOperand] pairs) on `context`.
@@ -41,38 +86,11 @@ export async function compileGraph(context, entries) {
   const ctx = contextSlots(context);
   const L = new Lowering(ctx);
   const graphNodes = reachableNodes(entries.map(([, o]) => o));
-  // a layer normalization written out as reductions and element-wise operators (ONNX opsets
-  // before 17, through ORT's WebNN EP): one layerNormalization node (compile/layer_norm.js)
-  const nodes = planLayerNorms(graphNodes, entries.map(([, o]) => o));
-  const fusion = planFusion(nodes, entries.map(([, o]) => o));
-  L.tails = fusion.tails;
-  // a matmul storing into its transpose's layout: the transpose has no step of its own
-  L.storeViews = planStoreViews(nodes, entries.map(([, o]) => o), fusion.tails);
-  // matmul -> (scale, mask) -> softmax -> matmul as one step at the second matmul
-  // (compile/attention.js, ops/attention.js) on hardware adapters; the context slot
-  // kernelOverrides.attention (true / false) decides instead where set. Not on software
-  // adapters: SwiftShader pays for the kernel's workgroup barriers (the 2-layer encoder's fused
-  // step 63-84 ms a layer against about 25 ms for the three unfused steps)
-  const fuseAttention = ctx.kernelOverrides?.attention ?? !isSoftwareAdapter(ctx);
-  L.attention = fuseAttention ? planAttention(nodes, entries.map(([, o]) => o), fusion) : new Map();
-  // Q/K/V-like products of one A with constant B's: one product (compile/siblings.js); not a
-  // fused attention's products: its step computes the scores itself (a sibling group would
-  // compute them a second time, and copy the other products out of it)
-  const attentionProducts = [...L.attention].flatMap(([context, {scores}]) => [context, scores]);
-  L.siblings = planSiblings(nodes, fusion.tails, new Set([...L.storeViews.keys(), ...attentionProducts]));
-  // a split product read only by a layer/instance normalization: no reduce step, the
-  // normalization adds the partial sums (compile/split_norm.js)
-  L.splitNorms = planSplitNorms(nodes, entries.map(([, o]) => o), fusion,
-    new Set([...L.storeViews.keys(), ...L.attention.keys(), ...L.siblings.keys()]));
-  const skipped = new Set(L.storeViews.values());
-  for (const {scores, softmax} of L.attention.values()) skipped.add(scores).add(softmax);
-  for (const node of nodes) {
-    // a fused group is lowered at its last stage, once every stage's other operand exists
-    const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
-    if (!producer || skipped.has(producer)) continue;
-    L.origin = [...(producer.origins ?? [producer.origin]), ...L.fusedStages(producer).map((st) => st.node.origin)];
-    OPERATORS[producer.op].lower(producer, L);
-  }
+  const graph = PASSES.reduce((g, pass) => pass(g, ctx), {
+    nodes: graphNodes, outputs: entries.map(([, o]) => o),
+    fusion: null, storeViews: new Map(), attention: new Map(), siblings: new Map(), splitNorms: new Map(),
+  });
+  lowerNodes(graph, L);
 
   const outputDescriptors = new Map();
   const outputs = new Map();
@@ -251,20 +269,14 @@ export class Plan {
    * Encodes the steps into compute passes and submits them: one command buffer, or several.
    * Chromium's GPU process records a command buffer into the driver's only when it is submitted,
    * so several submits let the GPU start on the first steps while the rest are still recorded,
-   * which only pays when the GPU would otherwise wait. By default (the context slot
+   * which only pays when the GPU would otherwise wait. By default (the tuning switch
    * `submitSteps` unset): command buffers of 4, 8, 16... steps when the context's completion
    * tracking says no earlier dispatch of it may still run (gpu/completion.js `idle`: hardware
    * adapters with fastReadback on; other work on the queue is not seen, which changes only how
-   * the plan is submitted, not what it computes); else one. On the H200 (2026-12-03, two rounds,
-   * alternating) always splitting took BERT-base's latency from 4.3-4.6 to 3.9-3.95 ms and
-   * MobileNetV2's from 1.95-2.25 to 1.5-1.7, but cost 0.1 and 0.2 ms an inference back to back;
-   * splitting only onto an idle queue (two rounds against one submit, builder path): latency
-   * EfficientNet-Lite0 1.6-1.7 against 2.1 ms, MobileNetV2 1.55-1.8 against 2.0-2.1, the 2-layer
-   * encoder 0.9-1.0 against 1.2, BERT-base 3.8-3.9 against 4.25-4.3, at sequence 512 8.4-9.3
-   * against 8.75-9.75, back to back unchanged within the host's noise. The slot forces a choice:
-   * a number n, one command buffer (and queue.submit) per n steps (a large n: one); 'doubling',
-   * always split (tools/bench_readback.py --model --submit-steps and tools/bench_anatomy.py
-   * measure them).
+   * the plan is submitted, not what it computes); else one. Splitting always costs back-to-back
+   * throughput, splitting onto an idle queue wins latency (docs/design-notes.md, "Submitting a
+   * plan in pieces"). The switch forces a choice: a number n, one command buffer per n steps;
+   * 'doubling', always split.
    * @param {object} ctx context slots
    * @param {Record<string, object>} inputs name -> tensor slots
    * @param {Record<string, object>} outputs name -> tensor slots
@@ -285,8 +297,8 @@ export class Plan {
       this.timer.collect(staging);
       return;
     }
-    const doubling = ctx.submitSteps === 'doubling' || (ctx.submitSteps === undefined && Boolean(ctx.completion?.idle));
-    let chunk = doubling ? 4 : (ctx.submitSteps > 0 ? ctx.submitSteps : this.steps.length);
+    const doubling = ctx.tuning.submitSteps === 'doubling' || (ctx.tuning.submitSteps === undefined && Boolean(ctx.completion?.idle));
+    let chunk = doubling ? 4 : (ctx.tuning.submitSteps > 0 ? ctx.tuning.submitSteps : this.steps.length);
     let first = 0;
     do {
       const commands = first === 0 ? encoder : ctx.device.createCommandEncoder({label: 'webnn:dispatch'});

@@ -1,20 +1,16 @@
 /**
- * Sibling matrix products as one: matmuls that read the same A with constant 2-D B's (a
- * transformer layer's Q, K and V projections), each optionally followed by a fused add of a
- * constant bias along N, become one product with the B's (and biases) concatenated along N at
- * build; each sibling's result is then a column range of the merged output, a strided view
- * (compile/views.js) that the following reshape/transpose/attention steps read in place.
- *
- * The bias rides in the product as its C term (ops/matmul_kernels.js: alpha * A x B + C, then
- * stored), so a float16 product rounds once where matmul -> add rounds twice (within the
- * operators' float16 tolerance).
+ * The siblings pass: matmuls that read the same A with constant 2-D B's (a transformer layer's
+ * Q, K and V projections), each optionally followed by a fused add of a constant bias along N,
+ * become one internal `mergedMatmul` node (ops/merged_matmul.js) carrying the B's (and biases)
+ * concatenated along N; each sibling's result is then a column range of the merged output, a
+ * strided view that the following reshape/transpose/attention steps read in place.
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
 import {tensorSlots} from '../tensor.js';
 import {stridesOf} from '../shape/common.js';
+import {reshapeStrides} from '../shape/strides.js';
 import {constantComputeBytes} from './boundary.js';
-import {reshapeStrides} from './views.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
@@ -68,7 +64,8 @@ function member(node, tails) {
  * @param {object[]} nodes reachable nodes, topological order
  * @param {Map<object, object[]>} tails the fusion pass's producer -> stages
  * @param {Set<object>} [exclude] matmuls that must keep their own step (e.g. a transposed store)
- * @returns {Map<object, {members: {node, stage}[], done: boolean}>} each member node -> its group
+ * @returns {Map<object, object>} each member node -> its group's mergedMatmul node
+ *   (ops/merged_matmul.js), lowered in place of the member lowered first
  */
 export function planSiblings(nodes, tails, exclude = new Set()) {
   const byA = new Map();
@@ -96,26 +93,18 @@ export function planSiblings(nodes, tails, exclude = new Set()) {
     const merged = stridesOf([...shape.slice(0, -1), n]);
     if (members.some((m) => !reshapeStrides(m.node.outputs[0].shape, merged, slots(m.out).shape))) continue;
     if (members.some((m) => m.node.outputs[0].shape.slice(0, -1).some((d, i) => d !== shape[i]))) continue;
-    const group = {members, done: false};
-    for (const m of members) groups.set(m.node, group);
+    const node = mergedMatmulNode(members);
+    for (const m of members) groups.set(m.node, node);
   }
   return groups;
 }
 
 /**
- * Lowers `group` as one product (see the module docstring); each member's result operand
- * becomes a deferred view of the merged output.
- * @param {import('./lowering.js').Lowering} L
- * @param {{members: {node, stage}[]}} group
- * @param {object} fns the kernels' step builders, passed in by ops/gemm.js (no import cycle):
- *   matmulStep (ops/matmul_kernels.js), stridedCopy (ops/movement.js, materializing a member's
- *   view), batchStridesOf (compile/views.js), simplifyStrided (shape/movement.js)
+ * The mergedMatmul node of sibling `members` ({node, bias, out, origins} of member()): their
+ * constant B's and biases concatenated along N in the compute layout.
  */
-export function lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf, simplifyStrided}) {
-  group.done = true;
-  const {members} = group;
+function mergedMatmulNode(members) {
   const first = members[0].node;
-  const dataType = first.outputs[0].dataType;
   const [K] = first.inputs[1].shape;
   const widths = members.map((m) => m.node.inputs[1].shape[1]);
   const N = widths.reduce((a, b) => a + b, 0);
@@ -127,57 +116,31 @@ export function lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf
     for (let k = 0; k < K; k++) weights.set(data.subarray(k * row, (k + 1) * row), (k * N + col) * 4);
     col += widths[i];
   });
-  const b = L.newValue('constant', weights.byteLength, `constant [${K},${N}] (${members.length} merged)`, {data: weights});
-  let c;
+  let bias = null;
   if (members[0].bias) {
-    const bias = new Uint8Array(N * 4);
+    bias = new Uint8Array(N * 4);
     col = 0;
     members.forEach((m, i) => {
       bias.set(constantData(m.bias).subarray(0, widths[i] * 4), col * 4);
       col += widths[i];
     });
-    c = L.newValue('constant', bias.byteLength, `constant [${N}] (${members.length} merged)`, {data: bias});
   }
-  const shape = first.outputs[0].shape;
-  const rank = shape.length;
-  const M = shape[rank - 2];
-  const batchShape = shape.slice(0, rank - 2);
-  const merged = [...shape.slice(0, rank - 1), N];
-  const y = L.newValue('temp', elementCount(merged) * 4, `${first.label}:merged`);
-  const va = L.view(first.inputs[0]);
-  L.origin = [...members.flatMap((m) => m.origins), ...va.origins];
-  matmulStep(L, {
-    label: members.map((m) => m.node.label).join('+'),
-    dataType,
-    a: va.value,
-    b,
-    c,
-    y,
-    M, N, K,
-    offsets: {a: va.offset},
-    aStrides: va.strides.slice(va.strides.length - 2),
-    bStrides: [N, 1],
-    cStrides: c ? [0, 1] : undefined,
-    batchShape,
-    aBatchStrides: batchStridesOf(va, batchShape),
-    bBatchStrides: batchShape.map(() => 0),
-    yBatchStride: M * N,
-  });
-  col = 0;
-  members.forEach((m, i) => {
-    const operand = m.out;
-    const offset = col;
-    const own = slots(operand).shape;
-    // the member's [..., M, N_i] columns of the merged [..., M, N], then its reshapes
-    const strides = reshapeStrides(m.node.outputs[0].shape, stridesOf(merged), own);
-    const view = {value: y, offset, shape: own, strides, origins: []};  // its operators are the merged step's
-    view.materialize = () => {
-      L.origin = [m.node.origin];
-      const out = L.newValue('temp', elementCount(own) * 4, `${m.node.label}:0`);
-      stridedCopy(L, y, out, dataType, simplifyStrided(own, strides, offset), false, m.node.label);
-      return out;
-    };
-    L.defer(operand, view);
-    col += widths[i];
-  });
+  return {
+    id: first.id, op: 'mergedMatmul', label: members.map((m) => m.node.label).join('+'),
+    inputs: [first.inputs[0]],
+    attrs: {dataType: first.outputs[0].dataType, K, widths, weights, bias,
+      members: members.map((m) => ({node: m.node, out: m.out, origins: m.origins}))},
+    origin: first.origin, origins: members.flatMap((m) => m.origins),
+    outputs: [],
+  };
+}
+
+/**
+ * The pass (compile/plan.js PASSES): `g.siblings` = member -> mergedMatmul node. Not a transposed
+ * store, nor a fused attention's products: its step computes the scores itself (a sibling group
+ * would compute them a second time, and copy the other products out of it).
+ */
+export function siblingsPass(g) {
+  const attentionProducts = [...g.attention.values()].flatMap(({attrs}) => [attrs.context, attrs.scores]);
+  return {...g, siblings: planSiblings(g.nodes, g.fusion.tails, new Set([...g.storeViews.keys(), ...attentionProducts]))};
 }

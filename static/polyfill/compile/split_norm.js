@@ -58,3 +58,9 @@ export function planSplitNorms(nodes, outputs, fusion, exclude = new Set()) {
   }
   return found;
 }
+
+/** The pass (compile/plan.js PASSES): `g.splitNorms` = product -> the normalization adding its partial sums. */
+export function splitNormPass(g) {
+  return {...g, splitNorms: planSplitNorms(g.nodes, g.outputs, g.fusion,
+    new Set([...g.storeViews.keys(), ...g.attention.keys(), ...g.siblings.keys()]))};
+}

@@ -1,5 +1,5 @@
 /**
- * The CPU context (issue 16): MLContext with `accelerated` false, whose graphs run on ONNX
+ * The CPU context: MLContext with `accelerated` false, whose graphs run on ONNX
  * Runtime Web's wasm EP (cpu/session.js) and whose MLTensors are ArrayBuffer-backed.
  *
  * The builder, validation, shape inference and errors are the WebGPU context's (context.js,
@@ -12,7 +12,9 @@
  * rejects pending reads (tensor.js); work already queued keeps the memory it was given.
  */
 import {domError, typeError} from '../errors.js';
-import {createCpuContextObject} from '../context.js';
+import {byteLength} from '../dtypes.js';
+import {createContextObject} from '../context.js';
+import {isDetached} from '../context_checks.js';
 import {compileCpuGraph, cpuSupportLimits} from './compile.js';
 import {createSession, defaultOrtBase, defaultThreads, loadOrt} from './session.js';
 
@@ -45,7 +47,10 @@ function settleRead(t, settle, source, outputData, isDetached) {
   }
 }
 
-/** One CPU context's engine and work queue (kept in the context's `cpu` slot). */
+/**
+ * One CPU context's engine and work queue: the backend interface of context.js
+ * createContextObject for ArrayBuffer-backed tensors (the tensor slot `bytes`).
+ */
 class CpuBackend {
   constructor(ort) {
     this.ort = ort;
@@ -53,6 +58,26 @@ class CpuBackend {
     this.tail = Promise.resolve();
     this.queued = 0;
     this.destroyed = false;
+  }
+
+  get accelerated() { return false; }
+
+  attach() {}
+
+  /** @returns {Promise<{bytes: Uint8Array}>} zero-filled memory for a tensor of `desc` */
+  async allocate(desc) {
+    return {bytes: new Uint8Array(byteLength(desc))};
+  }
+
+  /** createConstantTensor(): the context keeps the bytes as the tensor's memory. */
+  writeConstant() {}
+
+  /** Nothing is held: writes are queued in order already. */
+  flush() {}
+
+  /** dispatch(): one session.run() queued after the work before it (cpu/compile.js CpuPlan). */
+  dispatch(plan, inputs, outputs) {
+    plan.dispatch(null, inputs, outputs);
   }
 
   /** Runs `work` (sync or async) after everything queued before it. @returns {Promise} */
@@ -78,10 +103,9 @@ class CpuBackend {
    * readTensor: the tensor's bytes once the work queued before is done.
    * @param {object} t tensor slots
    * @param {AllowSharedBufferSource} [outputData]
-   * @param {function(object): boolean} isDetached
    * @returns {Promise<ArrayBuffer|undefined>}
    */
-  read(t, outputData, isDetached) {
+  read(t, outputData) {
     let settle;
     const pending = new Promise((resolve, reject) => { settle = {resolve, reject}; });
     t.pending.add(settle);
@@ -118,14 +142,14 @@ class CpuBackend {
 
 /**
  * Creates a CPU context.
- * @param {{powerPreference: string, ortBaseUrl?: string, threads?: number}} options ortBaseUrl:
+ * @param {{powerPreference: string, ortBaseUrl?: string, threads?: number, tuning?: object}} options ortBaseUrl:
  *   where ort.wasm.min.mjs and its wasm files are (default static/polyfill/vendor/ort/);
  *   threads: ORT's thread count (default 1, or min(4, cores) in a cross-origin isolated page);
  *   ORT reads it once per ortBaseUrl (one module instance each): the first CPU context sets it
  * @returns {Promise<MLContext>}
  * @throws (rejects) NotSupportedError when ONNX Runtime cannot be loaded
  */
-export async function createCpuContext({powerPreference, ortBaseUrl, threads}) {
+export async function createCpuContext({powerPreference, ortBaseUrl, threads, tuning}) {
   const ort = await loadOrt(ortBaseUrl ?? defaultOrtBase(), threads ?? defaultThreads());
-  return createCpuContextObject(new CpuBackend(ort), {powerPreference});
+  return createContextObject(new CpuBackend(ort), {powerPreference, tuning, slots: {device: null}});
 }

@@ -1,21 +1,15 @@
 /**
  * writeTensor() uploads: copies held back until the context next puts work on its queue, or
- * written into a mapped upload buffer per tensor and sent at once (64 KiB or more, below): one
- * PendingWrites per WebGPU MLContext (the context slot `pendingWrites`).
+ * written into a mapped upload buffer per tensor and sent at once (STAGE_BYTES or more, below):
+ * one PendingWrites per WebGPU MLContext (the context slot `pendingWrites`).
  *
  * Why: Blink hands a page's WebGPU calls to the GPU process in batches, one per microtask
- * checkpoint (DawnControlClientHolder::EnsureFlush enqueues a microtask that flushes). Our own
- * builder code calls writeTensor, dispatch and readTensor in one synchronous run, so the input's
- * writeBuffer, the graph's submit and the read's copy and mapAsync reach the GPU process as one
- * batch. ORT-web's WebNN EP calls writeTensor, then awaits its own promises (into its wasm
- * OrtRun and out again) before dispatch, and again before readTensor (docs/ort-webnn-latency.md
- * shows the sequence): the upload is flushed alone, a batch ahead of the work that reads it. On
- * the H200 (Chromium 156) the same graph's dispatch + read measured 8.8 ms without the upload in
- * its batch against 5.1 ms with it (BERT-base; 26.6 against 15.5 ms at sequence 512,
- * tools/bench_anatomy.py), about the gap ORT's WebNN EP showed against our builder path there
- * (13.5 against 6.8 ms; 34.5 against 15.6). Holding the bytes (a copy: writeTensor's data may
- * change once it returns) and writing them right before the next dispatch's submit gives every
- * client the builder path's upload-with-the-graph batch.
+ * checkpoint. Our own builder code calls writeTensor, dispatch and readTensor in one synchronous
+ * run, so the input's writeBuffer, the graph's submit and the read reach the GPU process as one
+ * batch; ORT-web's WebNN EP awaits its own promises between them (docs/ort-webnn-latency.md), so
+ * its upload is flushed alone, a batch ahead of the work that reads it, which costs latency.
+ * Holding the bytes (a copy: writeTensor's data may change once it returns) and writing them
+ * right before the next dispatch's submit gives every client the one-batch path.
  *
  * Order is kept: every call that puts work on the queue and may read a tensor (dispatch,
  * readTensor, exportToGPU) flushes first, so the writes reach the queue before it, in call order;
@@ -23,34 +17,23 @@
  * configureContext's fastReadback: false), so that an older held copy cannot replace its data.
  * A later write of the same tensor replaces a pending one (nothing could have read the older
  * one). A write no later call flushes goes out in a task of its own (setTimeout 0), after the
- * calling code's microtasks. Writes to tensors destroyed meanwhile are dropped, and so is all of it
- * when the context is lost.
+ * calling code's microtasks. Writes to tensors destroyed meanwhile are dropped, and so is all of
+ * it when the context is lost.
  *
  * Only where queue waits are nudged (gpu/completion.js `active`: hardware adapters, fastReadback
  * on): on SwiftShader the batches are the CPU's own work and the copy would only cost time. The
- * context slot `deferWrites` (true / false; undefined: follow `active`) overrides it (tests, tools).
+ * tuning switch `deferWrites` overrides it.
  *
- * Where the copy is kept: writes of at least STAGE_BYTES go straight into an upload buffer of the
- * tensor's own (MAP_WRITE | COPY_SRC, mapped while idle, the tensor slot `uploadStaging`), which the
- * flush unmaps and copies into the tensor, mapping it again for the next write once the copy has
- * run; smaller writes, and a write while the upload buffer is not mapped again yet (writes faster
- * than the queue runs), keep a copy in a host buffer per tensor that the flush hands to
- * queue.writeBuffer. Why: on the H200 host (Chromium 156, tools/bench_latency.py, 2026-12-03,
- * 40 runs each, with a 4-byte read to wait for it) a 1 MiB writeTensor held in the host buffer
- * read 1.05 / 1.35 ms (runs back to back / after 5 ms idle), a bare writeBuffer 0.81 / 1.11, and
- * a mapped upload buffer 0.53 / 0.90 (filling it 0.12 / 0.18 ms, then unmap, copy and the read
- * 0.41 / 0.72), against 0.24 / 0.58 ms for the read alone: Blink copies writeBuffer's bytes once more into its command stream, the mapped
- * buffer's pages are shared with the GPU process already. The context slot `stageWrites` false
- * turns the upload buffers off (tools/bench_latency.py compares).
- *
- * A write into the upload buffer is not held: writeTensor flushes at once (context.js; with it
- * any writes held before, in order), so its unmap and copy reach the GPU process in the batch of
- * the writeTensor call, and ORT's awaits before dispatch overlap them. On the H200 (tools.bench_ort
- * --slots, builder and WebNN EP alternating, two rounds, 2026-12-03) ORT's WebNN EP read BERT-base
- * 3.60 / 3.78 ms median latency so against 3.87 / 3.87 held until dispatch, the 2-layer encoder
- * 1.03 / 1.04 against 1.14 / 1.15; our builder path (one batch either way) 3.28 / 3.35 against
- * 3.34 / 3.55. (The batch-of-its-own penalty above was measured while gpu/completion.js nudged in
- * every task.) The context slot `holdStagedWrites` true holds them as the host copies are.
+ * Where the copy is kept: writes of at least STAGE_BYTES go straight into an upload buffer of
+ * the tensor's own (MAP_WRITE | COPY_SRC, mapped while idle, the tensor slot `uploadStaging`),
+ * which the flush unmaps and copies into the tensor, mapping it again for the next write once the
+ * copy has run; smaller writes, and a write while the upload buffer is not mapped again yet,
+ * keep a copy in a host buffer per tensor that the flush hands to queue.writeBuffer. A mapped
+ * buffer's pages are shared with the GPU process, where writeBuffer's bytes are copied once more
+ * (tuning switch `stageWrites` false: no upload buffers). A write into the upload buffer is not
+ * held: writeTensor flushes at once, so its unmap and copy overlap the client's awaits before
+ * dispatch (switch `holdStagedWrites` true: held like the host copies). docs/design-notes.md has
+ * the measurements.
  */
 
 /** Writes of at least this many bytes go through the tensor's mapped upload buffer. */

@@ -28,7 +28,7 @@
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {F16_ROUND, storeExpr, wgslType} from '../gpu/types.js';
 import {addEpilogue} from './epilogue.js';
-import {batchStridesOf} from '../compile/views.js';
+import {batchStridesOf, storeStrides} from '../shape/strides.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 
 /**
@@ -82,15 +82,14 @@ function validConfig(cfg) {
 
 /**
  * The configuration of the fused step for head sizes D (Q, K) and Dv (V), with those sizes
- * padded for it: the context slot `kernelOverrides.attentionConfig` where set (tests,
- * benchmarks), else WIDE_CONFIG on hardware adapters for head sizes of WIDE_HEAD or more, else
+ * padded for it: the tuning switch `attentionConfig` (tuning.js) where set, else WIDE_CONFIG on hardware adapters for head sizes of WIDE_HEAD or more, else
  * DEFAULT_CONFIG; a configuration whose workgroup memory the device does not allow falls back
  * to DEFAULT_CONFIG (which fits WebGPU's default limits; every valid configuration has at most
  * the default 256 invocations).
  * @returns {{cfg: AttentionConfig, dp: number, vp: number}}
  */
 export function chooseAttentionConfig(ctx, D, DV) {
-  const want = ctx.kernelOverrides?.attentionConfig;
+  const want = ctx.tuning.attentionConfig;
   const wide = !isSoftwareAdapter(ctx) && D >= WIDE_HEAD && DV >= WIDE_HEAD;
   const cfg = want ? {rows: want.rows, perRow: want.perRow, keys: want.keys} : wide ? WIDE_CONFIG : DEFAULT_CONFIG;
   const padded = validConfig(cfg) ? paddedSizes(cfg, D, DV) : null;
@@ -247,3 +246,18 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   L.step({shader, values: [vq.value, vk.value, vv.value, y, ...ep.values], uniforms, groups: batches * blocks,
     label: context.label});
 }
+
+/**
+ * Lowers a fusedAttention node (compile/attention.js): the fused step, storing Y straight into
+ * the layout of the transpose that follows it when there is one.
+ */
+function lowerFusedAttention(node, L) {
+  const {scores, softmax, context, transpose} = node.attrs;
+  const store = transpose ? storeStrides(context.outputs[0].shape, transpose.attrs.permutation) : {};
+  attentionStep(L, {scores, softmax, context}, {y: L.result(transpose ?? context), ...store});
+}
+
+/** Internal operator table entries (see ops/internal.js). */
+export const internalOperators = {
+  fusedAttention: {lower: lowerFusedAttention},
+};

@@ -203,8 +203,8 @@ function isPointwise(node, g) {
 }
 
 /**
- * The matrix kernel of a pointwise conv2d of M output channels: the context slot
- * `kernelOverrides.pointwise` ('tiled' | 'blocked', for tests) if set; on a CPU adapter
+ * The matrix kernel of a pointwise conv2d of M output channels: the tuning switch
+ * `pointwise` (tuning.js) if set; on a CPU adapter
  * (SwiftShader) 'blocked', since barriers and workgroup memory make the tiled kernel 3-10x slower
  * there (1x16x112x112 -> 96 channels: 45 ms vs 485 ms); on hardware GPUs 'blocked' below 32
  * output channels, which waste most of a 64-row tile (1x32x112x112 -> 16: blocked 0.08 ms, tiled
@@ -214,7 +214,7 @@ function isPointwise(node, g) {
  * @returns {string|undefined} a matmulStep kernel, undefined for chooseMatmulKernel()'s
  */
 function pointwiseKernel(ctx, M) {
-  const override = ctx.kernelOverrides?.pointwise;
+  const override = ctx.tuning.pointwise;
   if (override) return override;
   if (isSoftwareAdapter(ctx) || M < 32) return 'blocked';
   return undefined;

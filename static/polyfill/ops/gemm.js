@@ -2,8 +2,9 @@
  * Matrix products (spec §gemm, §matmul). Validation and shape inference in shape/matmul.js, the
  * kernels in matmul_kernels.js: transposition and broadcasting are expressed as strides, so
  * neither operator copies its inputs; an input that is a deferred transpose/reshape view
- * (compile/views.js) is read through its strides too, and a matmul whose only consumer is a
- * transpose stores into the transposed layout.
+ * is read through its strides too (shape/strides.js), and a matmul whose only consumer is a
+ * transpose stores into the transposed layout. Sibling products and fused attention are internal
+ * nodes of their own (ops/merged_matmul.js, ops/attention.js).
  */
 import {typeError} from '../errors.js';
 import {broadcastStrides} from '../shape/common.js';
@@ -11,11 +12,7 @@ import {MATMUL_TYPES, gemmShape, matmulShape} from '../shape/matmul.js';
 import {matmulStep} from './matmul_kernels.js';
 import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
-import {batchStridesOf, storeStrides} from '../compile/views.js';
-import {attentionStep} from './attention.js';
-import {lowerSiblings} from '../compile/siblings.js';
-import {stridedCopy} from './movement.js';
-import {simplifyStrided} from '../shape/movement.js';
+import {batchStridesOf, storeStrides} from '../shape/strides.js';
 
 /**
  * Spec gemm(a, b, options): alpha * A' x B' + beta * C. MLGemmOptions {c, alpha = 1, beta = 1,
@@ -35,11 +32,6 @@ function gemm(builder, label, a, b, options = {}) {
 }
 
 function lowerGemm(node, L) {
-  const group = L.siblings.get(node);
-  if (group) {
-    if (!group.done) lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf, simplifyStrided});
-    return;
-  }
   const [a, b, c] = node.inputs;
   const {alpha, beta, aTranspose, bTranspose} = node.attrs;
   const [M, N] = node.outputs[0].shape;
@@ -83,23 +75,8 @@ function lowerMatmul(node, L) {
   const [M, N] = shape.slice(rank - 2);
   const K = a.shape[a.shape.length - 1];
   const batchShape = shape.slice(0, rank - 2);
-  const group = L.siblings.get(node);
-  if (group) {
-    // one product for the group, lowered where its first member stands
-    if (!group.done) lowerSiblings(L, group, {matmulStep, stridedCopy, batchStridesOf, simplifyStrided});
-    return;
-  }
   const transpose = L.storeView(node);
   const store = transpose ? storeStrides(shape, transpose.attrs.permutation) : {};
-  const attention = L.attention.get(node);
-  if (attention) {
-    // softmax(stages(matmul(Q, Kt))) x V as one step (ops/attention.js)
-    const {scores, softmax} = attention;
-    L.origin = [scores.origin, ...L.fusedStages(scores).map((st) => st.node.origin), softmax.origin, ...L.origin,
-      ...(transpose ? [transpose.origin] : [])];
-    attentionStep(L, {scores, softmax, context: node}, {y: L.result(transpose ?? node), ...store});
-    return;
-  }
   const va = L.view(a);
   const vb = L.view(b);
   const matrix = (v) => v.strides.slice(v.strides.length - 2);

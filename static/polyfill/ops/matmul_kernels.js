@@ -37,11 +37,11 @@ const SPLIT_MAX = 32;
 
 /**
  * The kernel for an M x N x K product: 'gemv' for few rows, 'blocked' on a CPU adapter,
- * 'tiled128' for products with many 128x128 tiles, else 'tiled'. The context slot
- * `kernelOverrides.matmul` forces one (tests, benchmarks).
+ * 'tiled128' for products with many 128x128 tiles, else 'tiled'. The tuning switch
+ * `matmul` (tuning.js) forces one.
  */
 export function chooseMatmulKernel(ctx, M, N, batches) {
-  const override = ctx.kernelOverrides?.matmul;
+  const override = ctx.tuning.matmul;
   if (override) return override;
   if (isSoftwareAdapter(ctx)) return 'blocked';
   if (M <= GEMV_ROWS) return 'gemv';
@@ -51,26 +51,16 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
 /**
  * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
  * (they run the blocked kernel) and for products of SPLIT_GROUPS workgroups or more; NEAR_SPLIT
- * from three quarters of that (BERT-base's FFN-in product at sequence 128, 96 workgroups, took 62
- * us unsplit on an NVIDIA H200 and 34 us split 4 ways plus 15 us for the reduce step; at
- * sequence 512 its attention-output and FFN-out products, 96 workgroups read only by a layer
- * normalization that adds the partial sums, and its FFN-in product, 96 tiles of 128x128:
- * BERT-base-512 ran 5.6-5.7 against 7.2-8.1 ms back to back); 1 from half of it (the Q/K/V
- * product, 72 workgroups: 45 us unsplit, 33 + 11 us split, not worth a dispatch); else as many
- * splits as keep the product within SPLIT_GROUPS workgroups (at least 2), not more: past the
- * GPU's core count some cores run two workgroups and the product waits for them (the H200 has
- * 132; BERT-base's output-projection and FFN-out products, 24 workgroups, split 5 ways (120)
- * rather than 6 (144) took the whole plan from 1.96 to 1.81 ms back to back, interleaved
- * pages, 2026-12-04, tools/bench_anatomy's split120 variant, which splits them so). Each range is at least
- * SPLIT_MIN_K deep. On an H200 a 64x64 tiled 1x1 convolution 1152 -> 192 channels over a 7x7
- * map is 3 workgroups unsplit. Context slots for tests and benchmarks: `kernelOverrides.splitK`
- * forces a count (1: never split), `kernelOverrides.splitGroups` / `splitMinK` / `nearSplit`
- * replace those constants, `kernelOverrides.splitRound` 'ceil' splits past SPLIT_GROUPS as
- * before 2026-12-04 (the fewest splits that reach it; an A/B knob).
+ * from three quarters of that; 1 from half of it (the reduce step would cost what the split
+ * saves); else as many splits as keep the product within SPLIT_GROUPS workgroups (at least 2),
+ * not more: past the GPU's core count some cores run two workgroups and the product waits for
+ * them. Each range is at least SPLIT_MIN_K deep. The tuning switches `splitK` (a forced count,
+ * 1: never split), `splitGroups`, `splitMinK`, `nearSplit` and `splitRound` replace these
+ * choices (tuning.js); docs/design-notes.md has the measurements behind them.
  * @returns {number} splits (1 = none)
  */
 export function splitCount(ctx, groups, K) {
-  const o = ctx.kernelOverrides ?? {};
+  const o = ctx.tuning;
   if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
   const target = o.splitGroups ?? SPLIT_GROUPS;
   if (isSoftwareAdapter(ctx) || groups >= target) return 1;

@@ -20,7 +20,7 @@ import {
   reverseAxes, slicePlan, sliceParams, splitSizes, simplifyStrided, tilePlan, tileShape, transposePermutation,
 } from '../shape/movement.js';
 import {tensorLimits, rankRange} from './limits.js';
-import {reshapeStrides} from '../compile/views.js';
+import {reshapeStrides} from '../shape/strides.js';
 import {addNode, operandOf} from '../builder_state.js';
 
 /** WGSL element type that moves one element of `dataType` in the compute layout. */

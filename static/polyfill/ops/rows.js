@@ -77,12 +77,11 @@ export function declareRowIndexers(shader, split, k, rowPrefix, elemPrefix) {
 /**
  * Whether one invocation per row beats one workgroup per row: on a CPU adapter always; on a GPU
  * for rows of at most 32 elements, or of at most 256 when there are enough rows (8192) to fill
- * the device without splitting rows. The context slot `kernelOverrides.rows` ('invocation' |
- * 'workgroup') forces one (tests, benchmarks).
+ * the device without splitting rows. The tuning switch `rows` (tuning.js) forces one.
  * @param {object} ctx context slots
  */
 export function useShortRows(ctx, rows, n) {
-  const override = ctx.kernelOverrides?.rows;
+  const override = ctx.tuning.rows;
   if (override) return override === 'invocation';
   if (isSoftwareAdapter(ctx)) return true;
   return n <= 32 || (n <= 256 && rows >= 8192);

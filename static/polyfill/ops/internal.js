@@ -1,0 +1,13 @@
+/**
+ * The internal operator table: nodes that no builder method makes, only compile passes
+ * (compile/plan.js PASSES): op name -> {lower(node, L)}. Beside OPERATORS (ops/index.js), which
+ * holds the spec's operators; compile/plan.js lowers a node through whichever table has its op.
+ * A new pass that emits a new kind of node adds its module's `internalOperators` here.
+ */
+import {internalOperators as attention} from './attention.js';
+import {internalOperators as mergedMatmul} from './merged_matmul.js';
+
+export const INTERNAL_OPERATORS = Object.freeze({
+  ...attention,
+  ...mergedMatmul,
+});

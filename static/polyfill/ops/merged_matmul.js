@@ -1,0 +1,82 @@
+/**
+ * The internal operator `mergedMatmul`: sibling matrix products of one A (a transformer layer's
+ * Q, K and V projections) as one product, made by the siblings pass (compile/siblings.js).
+ *
+ * Node: {op: 'mergedMatmul', label, inputs: [A], attrs: {dataType, K, widths, weights, bias,
+ * members}, outputs: []}: `weights` the members' constant B's concatenated along N in the compute
+ * layout ([K, sum(widths)]), `bias` their biases concatenated likewise (or null), `members` one
+ * {node, out, origins} per sibling: `out` the operand its result is (after its reshapes), `node`
+ * its original product. The merged [..., M, N] result is one temporary; each member's `out` is a
+ * deferred strided view of its columns (compile/views.js), which reshapes, transposes and the
+ * attention step read in place, and any other reader materializes with one strided copy.
+ *
+ * The bias rides in the product as its C term (ops/matmul_kernels.js: A x B + C, then stored), so
+ * a float16 product rounds once where matmul -> add rounds twice (within the operators' float16
+ * tolerance).
+ */
+import {elementCount} from '../dtypes.js';
+import {slots} from '../operand.js';
+import {stridesOf} from '../shape/common.js';
+import {simplifyStrided} from '../shape/movement.js';
+import {batchStridesOf, reshapeStrides} from '../shape/strides.js';
+import {matmulStep} from './matmul_kernels.js';
+import {stridedCopy} from './movement.js';
+
+/**
+ * Lowers a mergedMatmul node: one matrix product step, and a deferred view per member.
+ * @param {object} node see the module comment
+ * @param {import('../compile/lowering.js').Lowering} L
+ */
+function lowerMergedMatmul(node, L) {
+  const {dataType, K, widths, weights, bias, members} = node.attrs;
+  const first = members[0].node;
+  const N = widths.reduce((a, b) => a + b, 0);
+  const b = L.newValue('constant', weights.byteLength, `constant [${K},${N}] (${members.length} merged)`, {data: weights});
+  const c = bias ? L.newValue('constant', bias.byteLength, `constant [${N}] (${members.length} merged)`, {data: bias}) : undefined;
+  const shape = first.outputs[0].shape;
+  const rank = shape.length;
+  const M = shape[rank - 2];
+  const batchShape = shape.slice(0, rank - 2);
+  const merged = [...shape.slice(0, rank - 1), N];
+  const y = L.newValue('temp', elementCount(merged) * 4, `${first.label}:merged`);
+  const va = L.view(node.inputs[0]);
+  L.origin = [...members.flatMap((m) => m.origins), ...va.origins];
+  matmulStep(L, {
+    label: node.label,
+    dataType,
+    a: va.value,
+    b,
+    c,
+    y,
+    M, N, K,
+    offsets: {a: va.offset},
+    aStrides: va.strides.slice(va.strides.length - 2),
+    bStrides: [N, 1],
+    cStrides: c ? [0, 1] : undefined,
+    batchShape,
+    aBatchStrides: batchStridesOf(va, batchShape),
+    bBatchStrides: batchShape.map(() => 0),
+    yBatchStride: M * N,
+  });
+  let col = 0;
+  members.forEach((m, i) => {
+    const offset = col;
+    const own = slots(m.out).shape;
+    // the member's [..., M, N_i] columns of the merged [..., M, N], then its reshapes
+    const strides = reshapeStrides(m.node.outputs[0].shape, stridesOf(merged), own);
+    const view = {value: y, offset, shape: own, strides, origins: []};  // its operators are the merged step's
+    view.materialize = () => {
+      L.origin = [m.node.origin];
+      const out = L.newValue('temp', elementCount(own) * 4, `${m.node.label}:0`);
+      stridedCopy(L, y, out, dataType, simplifyStrided(own, strides, offset), false, m.node.label);
+      return out;
+    };
+    L.defer(m.out, view);
+    col += widths[i];
+  });
+}
+
+/** Internal operator table entries (see ops/internal.js). */
+export const internalOperators = {
+  mergedMatmul: {lower: lowerMergedMatmul},
+};

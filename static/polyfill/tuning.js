@@ -1,0 +1,102 @@
+/**
+ * The tuning switches of a context: every knob that changes how a graph is compiled or how the
+ * context talks to the GPU queue, never what it computes. Each context holds one frozen `tuning`
+ * object (the context slot `tuning`) with every switch below; a switch left at its default
+ * (undefined for "the polyfill decides") lets the adapter decide.
+ *
+ * Set them only through the documented entry points:
+ *   navigator.ml.createContext({polyfill: {tuning: {matmul: 'tiled', splitK: 2}}})
+ *   configureContext(context, {tuning: {submitSteps: 8}})      (options.js)
+ * A member given as undefined or null goes back to its default; a member not given keeps its
+ * value. Unknown names and values of the wrong kind throw a TypeError, so a misspelt switch in a
+ * test or a benchmark fails loudly instead of measuring the default.
+ *
+ * Tests use them to reach kernels the adapter would not pick (SwiftShader runs every kernel) and
+ * to build the plan a hardware adapter gets; benchmarks to compare variants in one page.
+ * docs/tuning.md says what each was measured for.
+ */
+
+const oneOf = (...values) => (v) => values.includes(v);
+const bool = (v) => typeof v === 'boolean';
+const positiveInt = (v) => Number.isInteger(v) && v >= 1;
+const nonNegative = (v) => typeof v === 'number' && v >= 0;
+const object = (v) => typeof v === 'object';
+
+/**
+ * name -> {default, unit, readBy, what, valid(value)}. `readBy` names the module (and function)
+ * that reads the switch.
+ */
+export const SWITCHES = Object.freeze({
+  adapterInfo: {default: undefined, unit: 'GPUAdapterInfo-like {vendor, architecture, description, isFallbackAdapter}',
+    readBy: 'ops/adapter_kind.js isSoftwareAdapter', valid: object,
+    what: 'compile as for this adapter: every kernel choice and pass that asks whether the adapter is a software one (tests build an NVIDIA plan on SwiftShader)'},
+  attention: {default: undefined, unit: 'boolean', readBy: 'compile/plan.js (the attention pass)', valid: bool,
+    what: 'fuse matmul -> softmax -> matmul into one step (undefined: on hardware adapters only)'},
+  attentionConfig: {default: undefined, unit: '{rows, perRow, keys}: powers of two', readBy: 'ops/attention.js chooseAttentionConfig',
+    valid: object, what: 'the fused attention kernel\'s configuration'},
+  matmul: {default: undefined, unit: "'blocked' | 'tiled' | 'tiled128' | 'gemv'", readBy: 'ops/matmul_kernels.js chooseMatmulKernel',
+    valid: oneOf('blocked', 'tiled', 'tiled128', 'gemv'), what: 'the matrix kernel of every matmul, gemm and non-pointwise product'},
+  pointwise: {default: undefined, unit: "'blocked' | 'tiled' | 'tiled128' | 'gemv'", readBy: 'ops/conv2d.js pointwiseKernel',
+    valid: oneOf('blocked', 'tiled', 'tiled128', 'gemv'), what: 'the matrix kernel of a pointwise (1x1) conv2d'},
+  rows: {default: undefined, unit: "'invocation' | 'workgroup'", readBy: 'ops/rows.js useShortRows',
+    valid: oneOf('invocation', 'workgroup'), what: 'row kernels (softmax, reductions, normalizations): one invocation or one workgroup a row'},
+  splitK: {default: undefined, unit: 'count (1: never split)', readBy: 'ops/matmul_kernels.js splitCount', valid: positiveInt,
+    what: 'split every tiled product into this many ranges of K'},
+  splitGroups: {default: undefined, unit: 'workgroups (default 128)', readBy: 'ops/matmul_kernels.js splitCount', valid: positiveInt,
+    what: 'products of fewer workgroups are split along K'},
+  splitMinK: {default: undefined, unit: 'elements of K (default 64)', readBy: 'ops/matmul_kernels.js splitCount', valid: positiveInt,
+    what: 'the least depth of one split'},
+  nearSplit: {default: undefined, unit: 'count (default 4)', readBy: 'ops/matmul_kernels.js splitCount', valid: positiveInt,
+    what: 'splits of a product of three quarters of splitGroups or more'},
+  splitRound: {default: undefined, unit: "'floor' | 'ceil'", readBy: 'ops/matmul_kernels.js splitCount', valid: oneOf('floor', 'ceil'),
+    what: "'ceil': the fewest splits that reach splitGroups workgroups, instead of the most that stay within it"},
+  workgroupsPerDimension: {default: undefined, unit: 'workgroups (at most the device limit)', readBy: 'compile/lowering.js Lowering.step',
+    valid: positiveInt, what: "fold a step's grid as if the device's maxComputeWorkgroupsPerDimension were this (tests reach the folded grids)"},
+  submitSteps: {default: undefined, unit: "steps per command buffer, or 'doubling'", readBy: 'compile/plan.js Plan.dispatch',
+    valid: (v) => v === 'doubling' || positiveInt(v),
+    what: 'how dispatch() cuts the plan into submits (undefined: 4, 8, 16... onto an idle queue, else one)'},
+  deferWrites: {default: undefined, unit: 'boolean', readBy: 'context.js writeTensor (gpu/pending_writes.js)', valid: bool,
+    what: 'hold writeTensor copies until the next dispatch/read (undefined: where queue waits are nudged)'},
+  stageWrites: {default: true, unit: 'boolean', readBy: 'context.js writeTensor (gpu/pending_writes.js)', valid: bool,
+    what: 'large held writes go through a mapped upload buffer per tensor'},
+  holdStagedWrites: {default: false, unit: 'boolean', readBy: 'context.js writeTensor (gpu/pending_writes.js)', valid: bool,
+    what: 'hold writes into the upload buffer too, instead of flushing them at once'},
+  faultInReads: {default: true, unit: 'boolean', readBy: 'context.js readTensor (host_memory.js)', valid: bool,
+    what: "fault in a large read result's pages while the GPU works"},
+  nudgeQueue: {default: undefined, unit: 'boolean', readBy: 'gpu/completion.js', valid: bool,
+    what: 'nudge queue waits (undefined: on hardware adapters); fastReadback: false turns nudging off whatever this says'},
+  nudge: {default: 'submit', unit: "'submit' | 'write'", readBy: 'gpu/completion.js', valid: oneOf('submit', 'write'),
+    what: 'what a nudge sends: an empty queue.submit or a 16-byte writeBuffer'},
+  nudgeIntervalMs: {default: 0.25, unit: 'ms', readBy: 'gpu/completion.js', valid: nonNegative,
+    what: 'least time between two nudges (0: every task)'},
+  nudgeCapMs: {default: 100, unit: 'ms', readBy: 'gpu/completion.js', valid: nonNegative,
+    what: 'the nudge loop stops after this long without a wait starting or settling'},
+});
+
+/** The tuning every context starts with (a frozen object). */
+export const DEFAULT_TUNING = Object.freeze(Object.fromEntries(Object.entries(SWITCHES).map(([k, d]) => [k, d.default])));
+
+/**
+ * `base` with the members of `changes` applied (undefined or null: back to the default).
+ * @param {object} base a frozen tuning object
+ * @param {object} [changes] switch name -> value
+ * @param {string} label the caller, for messages
+ * @returns {object} a new frozen tuning object
+ * @throws {TypeError} an unknown switch or a value of the wrong kind
+ */
+export function withTuning(base, changes, label) {
+  if (changes === undefined || changes === null) return base;
+  if (typeof changes !== 'object') throw new TypeError(`${label}: tuning must be an object`);
+  const next = {...base};
+  for (const [name, value] of Object.entries(changes)) {
+    const s = SWITCHES[name];
+    if (!s) throw new TypeError(`${label}: unknown tuning switch "${name}" (known: ${Object.keys(SWITCHES).join(', ')})`);
+    if (value === undefined || value === null) {
+      next[name] = s.default;
+    } else {
+      if (!s.valid(value)) throw new TypeError(`${label}: tuning.${name} must be ${s.unit}`);
+      next[name] = typeof value === 'object' ? Object.freeze({...value}) : value;
+    }
+  }
+  return Object.freeze(next);
+}
