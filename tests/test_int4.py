@@ -86,12 +86,12 @@ RUN_JS = """async ({deviceType, cases}) => {
 }"""
 
 
-def run_cases(page, url, device, cases):
+def run_cases(page, url, device_type, cases):
     open_harness(page, url)
     js_cases = [{"op": c["op"], "args": c["args"]} for c in cases]
-    results = page.evaluate(RUN_JS, {"deviceType": device, "cases": js_cases})
+    results = page.evaluate(RUN_JS, {"deviceType": device_type, "cases": js_cases})
     for c, r in zip(cases, results):
-        assert "error" not in r, f"{c['name']} on {device}: {r}"
+        assert "error" not in r, f"{c['name']} on {device_type}: {r}"
     return results
 
 
@@ -158,8 +158,8 @@ def dequantize_cases(rng):
     return cases
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_dequantize_linear_4bit_against_numpy(webnn_page, server_url, device):
+@pytest.mark.parametrize("device_type", DEVICES)
+def test_dequantize_linear_4bit_against_numpy(webnn_page, server_url, device_type):
     cases = []
     refs = []
     for name, data_type, q, scale, zp, constant in dequantize_cases(np.random.default_rng(29)):
@@ -167,14 +167,14 @@ def test_dequantize_linear_4bit_against_numpy(webnn_page, server_url, device):
             "x": operand(data_type, q, constant), "scale": operand(str(scale.dtype), scale, True),
             "zeroPoint": operand(data_type, zp, True)}})
         refs.append((name, str(scale.dtype), dequantize_ref(q, scale, zp)))
-    for (name, scale_type, expected), result in zip(refs, run_cases(webnn_page, server_url, device, cases)):
+    for (name, scale_type, expected), result in zip(refs, run_cases(webnn_page, server_url, device_type, cases)):
         assert result["dataType"] == scale_type and result["shape"] == list(expected.shape), name
         # (q - zp) is exact and at most 15 in magnitude: the product rounds once, so exactly
-        assert_same_floats(float_out(result, scale_type), expected, f"{name} on {device}")
+        assert_same_floats(float_out(result, scale_type), expected, f"{name} on {device_type}")
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_quantize_linear_4bit_ties_saturation_and_odd_counts(webnn_page, server_url, device):
+@pytest.mark.parametrize("device_type", DEVICES)
+def test_quantize_linear_4bit_ties_saturation_and_odd_counts(webnn_page, server_url, device_type):
     rng = np.random.default_rng(4)
     cases, refs = [], []
     for data_type in RANGE:
@@ -192,19 +192,19 @@ def test_quantize_linear_4bit_ties_saturation_and_odd_counts(webnn_page, server_
                     "x": operand(float_type, x), "scale": operand(float_type, scale, True),
                     "zeroPoint": operand(data_type, zp, True)}})
                 refs.append((name, data_type, quantize_ref(x, scale, zp, data_type)))
-    for (name, data_type, expected), result in zip(refs, run_cases(webnn_page, server_url, device, cases)):
+    for (name, data_type, expected), result in zip(refs, run_cases(webnn_page, server_url, device_type, cases)):
         raw = base64.b64decode(result["bytes"])
-        assert result["viewType"] == "Uint8Array" and result["dataType"] == data_type, name
+        assert result["viewType"] == "ArrayBuffer" and result["dataType"] == data_type, name
         assert len(raw) == (expected.size + 1) // 2, name
         if expected.size % 2:
             assert raw[-1] >> 4 == 0, f"{name}: the padding nibble is {raw[-1] >> 4}"
         got = unpack(raw, expected.size, data_type).reshape(expected.shape)
         bad = got != expected
-        assert not bad.any(), f"{name} on {device}: got {got[bad][:6]}, expected {expected[bad][:6]}"
+        assert not bad.any(), f"{name} on {device_type}: got {got[bad][:6]}, expected {expected[bad][:6]}"
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_tensors_round_trip_with_odd_counts(webnn_page, server_url, device):
+@pytest.mark.parametrize("device_type", DEVICES)
+def test_tensors_round_trip_with_odd_counts(webnn_page, server_url, device_type):
     """createTensor/writeTensor/readTensor of int4/uint4: ceil(n / 2) bytes, the bytes back as
     written; a wrong byte length is a TypeError; createConstantTensor feeds dequantizeLinear."""
     open_harness(webnn_page, server_url)
@@ -234,7 +234,7 @@ def test_tensors_round_trip_with_odd_counts(webnn_page, server_url, device):
       out.constantTensor = [...new Float32Array(await ctx.readTensor(t))];
       ctx.destroy();
       return out;
-    }""", device)
+    }""", device_type)
     for dt in RANGE:
         for n in (1, 7, 8, 33):
             assert r[f"{dt}/{n}"] == {"view": "ArrayBuffer", "length": (n + 1) // 2, "same": True} or \
@@ -243,8 +243,8 @@ def test_tensors_round_trip_with_odd_counts(webnn_page, server_url, device):
     assert r["constantTensor"] == [-3.5, 3.5, 0.0]
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_op_support_limits_list_4bit_where_chromium_does(webnn_page, server_url, device):
+@pytest.mark.parametrize("device_type", DEVICES)
+def test_op_support_limits_list_4bit_where_chromium_does(webnn_page, server_url, device_type):
     open_harness(webnn_page, server_url)
     limits = webnn_page.evaluate("""async (deviceType) => {
       const ctx = await navigator.ml.createContext({deviceType});
@@ -257,7 +257,7 @@ def test_op_support_limits_list_4bit_where_chromium_does(webnn_page, server_url,
         for (const [k, t] of Object.entries(v)) if (t && Array.isArray(t.dataTypes)) out[`${op}.${k}`] = t.dataTypes;
       }
       return out;
-    }""", device)
+    }""", device_type)
     with_4bit = {k for k, types in limits.items() if "int4" in types or "uint4" in types}
     assert with_4bit == {"input", "constant", "output", "dequantizeLinear.input", "dequantizeLinear.zeroPoint",
                          "quantizeLinear.zeroPoint", "quantizeLinear.output"}, sorted(with_4bit)
@@ -265,8 +265,8 @@ def test_op_support_limits_list_4bit_where_chromium_does(webnn_page, server_url,
         assert {"int4", "uint4"} <= set(limits[k]), k
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_builder_refuses_4bit_elsewhere_with_type_error(webnn_page, server_url, device):
+@pytest.mark.parametrize("device_type", DEVICES)
+def test_builder_refuses_4bit_elsewhere_with_type_error(webnn_page, server_url, device_type):
     open_harness(webnn_page, server_url)
     r = webnn_page.evaluate("""async (deviceType) => {
       const ctx = await navigator.ml.createContext({deviceType});
@@ -303,7 +303,7 @@ def test_builder_refuses_4bit_elsewhere_with_type_error(webnn_page, server_url, 
       ];
       ctx.destroy();
       return out;
-    }""", device)
+    }""", device_type)
     ok = r.pop("ok")
     assert ok == ["int4", "uint4", "float32", "uint4"]
     assert all(v == "TypeError" for v in r.values()), {k: v for k, v in r.items() if v != "TypeError"}
