@@ -274,7 +274,8 @@ def test_ranks_0_to_8_broadcasting(webnn_page, server_url):
 
 
 def test_op_support_limits_data_types(webnn_page, server_url):
-    """opSupportLimits() claims all eight types for graph I/O and what each op's table allows."""
+    """opSupportLimits() claims all eight types and Chromium's int4/uint4 for graph I/O and what
+    each op's table allows (the 4-bit types in detail: tests/test_int4.py)."""
     open_harness(webnn_page, server_url)
     limits = webnn_page.evaluate("""async () => {
       const ctx = await navigator.ml.createContext();
@@ -288,7 +289,7 @@ def test_op_support_limits_data_types(webnn_page, server_url):
       return out;
     }""")
     for key in ("input", "constant", "output"):
-        assert sorted(limits[key]["dataTypes"]) == sorted(ALL)
+        assert sorted(limits[key]["dataTypes"]) == sorted(ALL + ("int4", "uint4"))
         assert limits[key]["rankRange"] == {"min": 0, "max": 8}
     assert sorted(limits["add"]["a"]["dataTypes"]) == sorted(ALL)
     assert limits["equal"]["output"]["dataTypes"] == ["uint8"]
@@ -298,5 +299,5 @@ def test_op_support_limits_data_types(webnn_page, server_url):
     assert limits["logicalNot"]["a"]["dataTypes"] == ["uint8"]
     assert set(limits["prelu"]) == {"input", "slope", "output"}
     assert sorted(limits["clamp"]["input"]["dataTypes"]) == sorted(ALL)
-    assert sorted(limits["quantizeLinear"]["zeroPoint"]["dataTypes"]) == sorted(["uint8", "int8", "uint32", "int32"])
+    assert sorted(limits["quantizeLinear"]["zeroPoint"]["dataTypes"]) == sorted(["uint8", "int8", "uint32", "int32", "int4", "uint4"])
     assert limits["dequantizeLinear"]["output"]["dataTypes"] == ["float32", "float16"]

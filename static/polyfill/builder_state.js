@@ -8,6 +8,14 @@ import {domError, typeError} from './errors.js';
 import {checkTensorSize} from './shape/common.js';
 import {createOperand, isOperand, slots} from './operand.js';
 import {tensorSlots} from './tensor.js';
+import {INT4_TYPES} from './dtypes.js';
+
+/**
+ * The builder methods that take int4/uint4 operands, as in Chromium 156's opSupportLimits():
+ * dequantizeLinear (input, zeroPoint) and quantizeLinear (zeroPoint); they check the roles
+ * themselves (ops/quantize.js). Every other method refuses a 4-bit operand in operandOf().
+ */
+const FOUR_BIT_METHODS = new Set(['dequantizeLinear', 'quantizeLinear']);
 
 /** MLGraphBuilder -> {context, ctx, built, inputNames, nodes, origin} */
 const STATE = new WeakMap();
@@ -66,6 +74,9 @@ export function operandOf(builder, value, label, what = 'input') {
   const s = slots(value);
   if (s.builder !== builder) throw typeError(label, `${what} belongs to another MLGraphBuilder`);
   if (s.kind === 'constant' && s.tensor && tensorSlots(s.tensor).destroyed) throw typeError(label, `${what} is a destroyed constant tensor`);
+  if (INT4_TYPES.includes(s.dataType) && !FOUR_BIT_METHODS.has(STATE.get(builder).origin?.type)) {
+    throw typeError(label, `${what}'s data type ${s.dataType} is not supported (only dequantizeLinear and quantizeLinear take 4-bit operands)`);
+  }
   return s;
 }
 

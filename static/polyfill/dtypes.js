@@ -6,17 +6,26 @@
  *
  * Two representations exist:
  *  - the *tensor* layout: an MLTensor's GPUBuffer holds the elements packed row-major, exactly the
- *    bytes of the matching ArrayBufferView (float16 two bytes, int8 one, int64 eight). This is what
- *    readTensor/writeTensor/exportToGPU see.
+ *    bytes of the matching ArrayBufferView (float16 two bytes, int8 one, int64 eight; int4 and
+ *    uint4 two elements a byte, the first in the low nibble, a last odd element's high nibble
+ *    zero, as Chromium packs them). This is what readTensor/writeTensor/exportToGPU see.
  *  - the *compute* layout used between steps of a compiled graph: one 32-bit word per element for
- *    every type narrower than 64 bits (`f32` for float32 and float16, `i32` for int32 and int8,
- *    `u32` for uint32 and uint8), two words (lo, hi) for int64/uint64. float16 values stay exactly
+ *    every type narrower than 64 bits (`f32` for float32 and float16, `i32` for int32, int8 and int4,
+ *    `u32` for uint32, uint8 and uint4), two words (lo, hi) for int64/uint64. float16 values stay exactly
  *    representable in binary16 because every step rounds its float16 results when storing them.
- *  The two coincide for float32, int32, uint32, int64 and uint64; float16, int8 and uint8 are
- *  converted at graph boundaries.
+ *  The two coincide for float32, int32, uint32, int64 and uint64; float16, int8, uint8, int4 and
+ *  uint4 are converted at graph boundaries.
+ *
+ * int4 and uint4 are not in the WebNN spec's MLOperandDataType; Chromium has them (graph inputs,
+ * constants, outputs, MLTensors, dequantizeLinear's input and zeroPoint, quantizeLinear's
+ * zeroPoint) and ONNX Runtime Web's WebNN EP depends on them for 4-bit weights, so we follow
+ * Chromium. Their ArrayBufferView is Uint8Array (Chromium's), byte length ceil(n / 2).
  */
 
-/** @type {Record<string, {bytes: number, view: Function, compute: string, words: number, float: boolean, signed: boolean}>} */
+/**
+ * bytes: per element in the tensor layout (0.5 for the 4-bit types; byteLength() rounds up).
+ * @type {Record<string, {bytes: number, view: Function, compute: string, words: number, float: boolean, signed: boolean}>}
+ */
 export const DATA_TYPES = Object.freeze({
   float32: {bytes: 4, view: Float32Array, compute: 'f32', words: 1, float: true, signed: true},
   float16: {bytes: 2, view: globalThis.Float16Array ?? Uint16Array, compute: 'f32', words: 1, float: true, signed: true},
@@ -26,10 +35,19 @@ export const DATA_TYPES = Object.freeze({
   uint64: {bytes: 8, view: BigUint64Array, compute: 'u64', words: 2, float: false, signed: false},
   int8: {bytes: 1, view: Int8Array, compute: 'i32', words: 1, float: false, signed: true},
   uint8: {bytes: 1, view: Uint8Array, compute: 'u32', words: 1, float: false, signed: false},
+  int4: {bytes: 0.5, view: Uint8Array, compute: 'i32', words: 1, float: false, signed: true},
+  uint4: {bytes: 0.5, view: Uint8Array, compute: 'u32', words: 1, float: false, signed: false},
 });
 
-/** All MLOperandDataType values in spec order. */
+/**
+ * The spec's MLOperandDataType values, in spec order: every type of at least 8 bits, what the
+ * operators that move or compute any type accept (Chromium's "all data types at least 8 bits").
+ */
 export const ALL_TYPES = Object.freeze(['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8']);
+/** The 4-bit types Chromium adds (see above). */
+export const INT4_TYPES = Object.freeze(['int4', 'uint4']);
+/** Every data type an MLOperandDescriptor may name: ALL_TYPES and the 4-bit types. */
+export const DESCRIPTOR_TYPES = Object.freeze([...ALL_TYPES, ...INT4_TYPES]);
 export const FLOAT_TYPES = Object.freeze(['float32', 'float16']);
 
 /** @returns {boolean} whether `t` is an MLOperandDataType */
@@ -44,9 +62,9 @@ export function elementCount(shape) {
   return n;
 }
 
-/** Byte length of an MLOperandDescriptor in the tensor layout (spec "byte length"). */
+/** Byte length of an MLOperandDescriptor in the tensor layout (spec "byte length"; ceil(n / 2) for 4-bit). */
 export function byteLength(desc) {
-  return elementCount(desc.shape) * DATA_TYPES[desc.dataType].bytes;
+  return Math.ceil(elementCount(desc.shape) * DATA_TYPES[desc.dataType].bytes);
 }
 
 /** Byte length of a value of this descriptor in the compute layout (4 or 8 bytes per element). */
@@ -56,12 +74,12 @@ export function computeByteLength(desc) {
 
 /** Whether the tensor layout of `dataType` is also its compute layout (no conversion at boundaries). */
 export function isDirect(dataType) {
-  return dataType !== 'float16' && dataType !== 'int8' && dataType !== 'uint8';
+  return DATA_TYPES[dataType].bytes === 4 || DATA_TYPES[dataType].bytes === 8;
 }
 
 /**
  * Spec "validate buffer with descriptor": the byte length must match, and an ArrayBufferView
- * must be a Uint8Array or the view type matching the data type.
+ * must be a Uint8Array or the view type matching the data type (Uint8Array for int4/uint4).
  * @returns {boolean}
  */
 export function bufferMatches(source, desc) {

@@ -7,7 +7,7 @@
  * The builder's state lives in builder_state.js, off the public object.
  */
 import {domError, typeError} from './errors.js';
-import {bufferMatches, bytesOf} from './dtypes.js';
+import {INT4_TYPES, bufferMatches, bytesOf} from './dtypes.js';
 import {checkDescriptor, checkTensorSize} from './shape/common.js';
 import {scalarBytes} from './shape/cast.js';
 import {createOperand, isOperand, slots} from './operand.js';
@@ -61,6 +61,8 @@ export class MLGraphBuilder {
     checkCanBuild(this, 'constant');
     if (typeof a === 'string') {
       const desc = checkDescriptor({dataType: a, shape: []}, 'constant');
+      // Chromium has no scalar form for the 4-bit types (one element is half a byte)
+      if (INT4_TYPES.includes(desc.dataType)) throw typeError('constant', `constant(dataType, value) does not support ${desc.dataType}`);
       // MLNumber is (bigint or unrestricted double): anything but a bigint converts with ToNumber.
       if (typeof b === 'symbol') throw typeError('constant', 'value must be a number or bigint');
       const value = typeof b === 'bigint' ? b : Number(b);

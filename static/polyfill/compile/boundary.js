@@ -1,13 +1,16 @@
 /**
  * Conversions between the tensor layout and the compute layout (see dtypes.js) at graph
- * boundaries: graph inputs, outputs and constants of float16, int8 and uint8.
+ * boundaries: graph inputs, outputs and constants of float16, int8, uint8, int4 and uint4.
  * float32, int32, uint32, int64 and uint64 need none.
  *
  * Inputs: one invocation per element reads its word of the packed buffer and widens its
- * element. Outputs: one invocation per *word* of the packed buffer gathers the 2 (float16) or 4
- * (int8/uint8) elements that share it and writes the whole word, so no two invocations write the
+ * element. Outputs: one invocation per *word* of the packed buffer gathers the 2 (float16), 4
+ * (int8/uint8) or 8 (int4/uint4) elements that share it and writes the whole word, so no two invocations write the
  * same word (no races) and the padding bytes past an odd element count are zero.
- * Constants are widened on the CPU at build time.
+ * Constants are widened on the CPU at build time, when a lowering asks for their Value
+ * (Lowering.value); a lowering that reads the packed tensor-layout bytes itself (4-bit weights
+ * read by a product kernel) takes Lowering.packedConstant() instead, and no widened copy is made
+ * unless something else asks for one.
  */
 import {computeByteLength, elementCount, isDirect} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
@@ -18,7 +21,7 @@ import {F16_BITS, PACKED_BITS, packBitsExpr, unpackExpr, unpackOnCpu} from '../g
  * Emits the step converting a raw input Value (tensor layout) to a new compute-layout Value.
  * @param {import('./lowering.js').Lowering} L
  * @param {object} raw the graph input's Value (packed bytes, bound to the MLTensor at dispatch)
- * @param {{dataType: string, shape: number[]}} desc float16 | int8 | uint8
+ * @param {{dataType: string, shape: number[]}} desc float16 | int8 | uint8 | int4 | uint4
  * @returns {object} the compute Value (a temporary)
  */
 export function lowerBoundaryIn(L, raw, desc) {
@@ -36,7 +39,7 @@ export function lowerBoundaryIn(L, raw, desc) {
  * @param {import('./lowering.js').Lowering} L
  * @param {object} value compute-layout Value holding the output
  * @param {object} raw the graph output's Value (packed bytes, bound to the MLTensor at dispatch)
- * @param {{dataType: string, shape: number[]}} desc float16 | int8 | uint8
+ * @param {{dataType: string, shape: number[]}} desc float16 | int8 | uint8 | int4 | uint4
  */
 export function lowerBoundaryOut(L, value, raw, desc) {
   const count = elementCount(desc.shape);
@@ -64,7 +67,16 @@ export function constantComputeBytes(bytes, desc) {
     const words = unpackOnCpu(bytes, desc.dataType, elementCount(desc.shape));
     return new Uint8Array(words.buffer);
   }
-  if (bytes.byteLength % 4 === 0 && bytes.byteOffset % 4 === 0) return bytes;
+  return wordBytes(bytes);
+}
+
+/**
+ * `bytes` as they are, zero-padded to whole 32-bit words (at least one) when they are not.
+ * @param {Uint8Array} bytes
+ * @returns {Uint8Array} length a multiple of 4
+ */
+export function wordBytes(bytes) {
+  if (bytes.byteLength % 4 === 0 && bytes.byteLength > 0 && bytes.byteOffset % 4 === 0) return bytes;
   const padded = new Uint8Array(Math.max(4, Math.ceil(bytes.byteLength / 4) * 4));
   padded.set(bytes);
   return padded;

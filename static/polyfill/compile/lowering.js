@@ -33,7 +33,7 @@ import {DATA_TYPES, computeByteLength, elementCount, isDirect} from '../dtypes.j
 import {slots} from '../operand.js';
 import {tensorSlots} from '../tensor.js';
 import {foldWorkgroups} from '../gpu/wgsl.js';
-import {lowerBoundaryIn, constantComputeBytes} from './boundary.js';
+import {lowerBoundaryIn, constantComputeBytes, wordBytes} from './boundary.js';
 import {maxBindingBytes} from '../gpu/device_limits.js';
 import {stridesOf} from '../shape/common.js';
 
@@ -154,6 +154,26 @@ export class Lowering {
       throw new Error(`operand of node ${s.node.op} used before it was lowered`);
     }
     this.byOperand.set(s, v);
+    return v;
+  }
+
+  /**
+   * A Value holding constant `operand`'s tensor-layout bytes as they are, padded to whole words
+   * (4-bit types: eight elements a word, element 8k in bits 0-3; see gpu/packing.js unpackExpr),
+   * for a kernel that unpacks them itself. Unlike value(), no widened copy is made; one Value per
+   * constant however often it is asked for.
+   */
+  packedConstant(operand) {
+    const s = slots(operand);
+    if (s.kind !== 'constant') throw new Error('packedConstant() of an operand that is not a constant');
+    this.packed ??= new Map();
+    let v = this.packed.get(s);
+    if (!v) {
+      const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
+      const data = wordBytes(bytes);
+      v = this.newValue('constant', data.byteLength, `constant [${s.shape}] (${s.dataType}, packed)`, {data});
+      this.packed.set(s, v);
+    }
     return v;
   }
 

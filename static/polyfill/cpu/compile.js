@@ -67,7 +67,8 @@ class CpuPlan {
         const results = await this.session.run(feed);
         for (const {onnx, t, bytes} of fetches) {
           const data = results[onnx].data;
-          bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+          if (UNPACKED_OUTPUT[t.desc.dataType]) packNibbles(data, bytes);
+          else bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
           t.failure = null;
         }
         for (const r of Object.values(results)) r.dispose?.();
@@ -84,6 +85,19 @@ class CpuPlan {
   release() {
     this.backend.enqueue(() => this.session.release().catch(() => {}));
   }
+}
+
+/**
+ * ORT-web 1.30 takes int4/uint4 feeds (packed Uint8Array) but cannot fetch 4-bit outputs
+ * ("unsupported type"): a 4-bit graph output leaves the session as int8/uint8, one element a
+ * byte, and is packed into the tensor here.
+ */
+const UNPACKED_OUTPUT = Object.freeze({int4: 'int8', uint4: 'uint8'});
+
+/** Packs one-a-byte 4-bit values into `bytes`: two a byte, the first in the low nibble. */
+function packNibbles(values, bytes) {
+  bytes.fill(0);
+  for (let i = 0; i < values.length; i++) bytes[i >> 1] |= (values[i] & 0xf) << ((i & 1) * 4);
 }
 
 function typedView(bytes, dataType) {
@@ -118,8 +132,10 @@ export async function compileCpuGraph(context, entries, backend) {
     const s = slots(operand);
     outputDescriptors.set(name, {dataType: s.dataType, shape: s.shape.slice()});
     const onnx = `o${k}`;
-    G.nodes.push({op: 'Identity', inputs: [G.value(operand)], outputs: [onnx], attrs: {}});
-    G.outputs.push({name: onnx, dataType: s.dataType, dims: s.shape.slice()});
+    const wide = UNPACKED_OUTPUT[s.dataType];
+    const value = wide ? G.cast(G.value(operand), s.dataType, wide) : G.value(operand);
+    G.nodes.push({op: 'Identity', inputs: [value], outputs: [onnx], attrs: {}});
+    G.outputs.push({name: onnx, dataType: wide ?? s.dataType, dims: s.shape.slice()});
     outputs.set(name, onnx);
   });
   const inputDescriptors = new Map();

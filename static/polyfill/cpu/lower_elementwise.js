@@ -216,7 +216,7 @@ function prelu(node, G) {
 }
 
 /** The range of each 8- and 32-bit integer type (exact in float64). */
-const RANGES = {int8: [-128, 127], uint8: [0, 255], int32: [-2147483648, 2147483647], uint32: [0, 4294967295]};
+const RANGES = {int8: [-128, 127], uint8: [0, 255], int32: [-2147483648, 2147483647], uint32: [0, 4294967295], int4: [-8, 7], uint4: [0, 15]};
 
 /** Exact float64 bounds of each integer type's saturation, and the value above the last bound. */
 const SATURATE = {
@@ -276,13 +276,16 @@ function expandBlocks(G, name, shape, target) {
   return G.op('Reshape', [G.op('Expand', [r, G.i64(wide)]), G.i64(target)]);
 }
 
-/** dequantizeLinear: (x - zeroPoint) * scale, in float32. */
+/**
+ * dequantizeLinear: (x - zeroPoint) * scale, in float32. The zero point is cast before its blocks
+ * are expanded (ORT's Expand has no 4-bit kernel; its Cast has).
+ */
 function dequantizeLinear(node, G) {
   const [x, scale, zp] = node.inputs;
   const shape = x.shape;
   const out = typeOf(node.outputs[0]);
   const xf = G.cast(G.value(x), typeOf(x), 'float32');
-  const zf = G.cast(expandBlocks(G, G.value(zp), zp.shape, shape), typeOf(zp), 'float32');
+  const zf = expandBlocks(G, G.cast(G.value(zp), typeOf(zp), 'float32'), zp.shape, shape);
   const sf = G.cast(expandBlocks(G, G.value(scale), scale.shape, shape), typeOf(scale), 'float32');
   return [G.cast(G.op('Mul', [G.op('Sub', [xf, zf]), sf]), 'float32', out)];
 }
@@ -294,7 +297,7 @@ function quantizeLinear(node, G) {
   const out = typeOf(zp);
   const xf = G.cast(G.value(x), typeOf(x), 'float32');
   const sf = G.cast(expandBlocks(G, G.value(scale), scale.shape, shape), typeOf(scale), 'float32');
-  const zf = G.cast(expandBlocks(G, G.value(zp), zp.shape, shape), out, 'float32');
+  const zf = expandBlocks(G, G.cast(G.value(zp), out, 'float32'), zp.shape, shape);
   // the quotient in the input's type, as the spec's div() (float16: rounded to binary16 once more)
   let quotient = G.op('Div', [xf, sf]);
   if (typeOf(x) === 'float16') quotient = G.cast(G.cast(quotient, 'float32', 'float16'), 'float16', 'float32');

@@ -19,11 +19,12 @@ export const CARRIER = Object.freeze({float16: 'float32', int8: 'int32', uint8: 
 
 /**
  * The typed array over each data type's little-endian bytes, as ORT's Tensor takes them (float16
- * as its raw bits in a Uint16Array, which dtypes.js's DATA_TYPES view is not where Float16Array exists).
+ * as its raw bits in a Uint16Array, which dtypes.js's DATA_TYPES view is not where Float16Array exists;
+ * int4 and uint4 as their packed bytes in a Uint8Array of ceil(n / 2), which ORT's Tensor takes).
  */
 export const TYPED = Object.freeze({
   float32: Float32Array, float16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
-  int64: BigInt64Array, uint64: BigUint64Array, int8: Int8Array, uint8: Uint8Array,
+  int64: BigInt64Array, uint64: BigUint64Array, int8: Int8Array, uint8: Uint8Array, int4: Uint8Array, uint4: Uint8Array,
 });
 
 /** @returns {Uint8Array} the bytes of `values` as a `dataType` array */
@@ -168,4 +169,4 @@ export class OnnxGraph {
 }
 
 /** ONNX TensorProto.DataType numbers for Cast's `to`. */
-const ONNX_TO = {float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10, uint32: 12, uint64: 13};
+const ONNX_TO = {float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10, uint32: 12, uint64: 13, uint4: 21, int4: 22};

@@ -5,9 +5,13 @@
  * chunks and copied once, into the final buffer.
  */
 
-/** ONNX TensorProto.DataType of each MLOperandDataType (plus bool, for comparison results). */
+/**
+ * ONNX TensorProto.DataType of each MLOperandDataType (plus bool, for comparison results).
+ * UINT4 and INT4 raw data pack two elements a byte, the first in the low nibble, as WebNN's do.
+ */
 export const ONNX_TYPES = Object.freeze({
   float32: 1, float64: 11, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10, uint32: 12, uint64: 13,
+  uint4: 21, int4: 22,
 });
 
 /** A protobuf message under construction: a list of byte chunks. */

@@ -4,7 +4,9 @@
  *  - float16: two binary16 values per u32 word (element 2k in bits 0-15) <-> one f32 per element
  *    holding the exactly representable binary16 value;
  *  - int8 / uint8: four bytes per word (element 4k in bits 0-7) <-> one i32 (sign-extended) /
- *    u32 per element.
+ *    u32 per element;
+ *  - int4 / uint4: eight nibbles per word (element 8k in bits 0-3, so byte j holds elements 2j
+ *    in its low and 2j + 1 in its high nibble) <-> one i32 (sign-extended) / u32 per element.
  * All conversions are bit-exact, done with integer operations (no shader-f16, no reliance on the
  * driver's pack2x16float/unpack2x16float, which may flush subnormals): subnormals, ±Inf, -0 and
  * NaN payloads (top 10 bits) survive a round trip.
@@ -36,7 +38,7 @@ fn f32_to_f16_bits(v: f32) -> u32 {
 `;
 
 /** Bits of the tensor layout per element of the packed types. */
-export const PACKED_BITS = Object.freeze({float16: 16, int8: 8, uint8: 8});
+export const PACKED_BITS = Object.freeze({float16: 16, int8: 8, uint8: 8, int4: 4, uint4: 4});
 
 /**
  * WGSL expression reading element `i` (u32 expression) of the packed buffer `buf` (array<u32>)
@@ -47,6 +49,8 @@ export function unpackExpr(dataType, buf, i) {
     case 'float16': return `f16_bits_to_f32((${buf}[(${i}) >> 1u] >> (((${i}) & 1u) * 16u)) & 0xffffu)`;
     case 'int8': return `(bitcast<i32>(${buf}[(${i}) >> 2u] << (24u - ((${i}) & 3u) * 8u)) >> 24u)`;
     case 'uint8': return `((${buf}[(${i}) >> 2u] >> (((${i}) & 3u) * 8u)) & 0xffu)`;
+    case 'int4': return `(bitcast<i32>(${buf}[(${i}) >> 3u] << (28u - ((${i}) & 7u) * 4u)) >> 28u)`;
+    case 'uint4': return `((${buf}[(${i}) >> 3u] >> (((${i}) & 7u) * 4u)) & 0xfu)`;
     default: throw new Error(`${dataType} is not a packed type`);
   }
 }
@@ -60,6 +64,8 @@ export function packBitsExpr(dataType, v) {
     case 'float16': return `f32_to_f16_bits(${v})`;
     case 'int8': return `(bitcast<u32>(${v}) & 0xffu)`;
     case 'uint8': return `((${v}) & 0xffu)`;
+    case 'int4': return `(bitcast<u32>(${v}) & 0xfu)`;
+    case 'uint4': return `((${v}) & 0xfu)`;
     default: throw new Error(`${dataType} is not a packed type`);
   }
 }
@@ -84,7 +90,7 @@ export function float16BitsToFloat32Bits(h) {
 /**
  * Compute-layout words (Uint32Array, one per element) of packed tensor-layout bytes.
  * @param {Uint8Array} bytes little-endian tensor-layout data of `count` elements
- * @param {string} dataType float16 | int8 | uint8
+ * @param {string} dataType float16 | int8 | uint8 | int4 | uint4
  * @returns {Uint32Array}
  */
 export function unpackOnCpu(bytes, dataType, count) {
@@ -96,6 +102,12 @@ export function unpackOnCpu(bytes, dataType, count) {
     for (let i = 0; i < count; i++) out[i] = view.getInt8(i) >>> 0;
   } else if (dataType === 'uint8') {
     for (let i = 0; i < count; i++) out[i] = view.getUint8(i);
+  } else if (dataType === 'int4' || dataType === 'uint4') {
+    const signed = dataType === 'int4';
+    for (let i = 0; i < count; i++) {
+      const nibble = (bytes[i >> 1] >> ((i & 1) * 4)) & 0xf;
+      out[i] = signed ? ((nibble << 28) >> 28) >>> 0 : nibble;
+    }
   } else {
     throw new Error(`${dataType} is not a packed type`);
   }

@@ -2,7 +2,7 @@
  * WGSL types per MLOperandDataType in the compute layout (see dtypes.js), and the rounding every
  * kernel applies when it stores a result so that narrow types keep their exact semantics:
  * float16 results are rounded to the nearest binary16 value (ties to even, subnormals, ±Inf, NaN
- * and -0 kept), int8/uint8 results wrap to 8 bits.
+ * and -0 kept), int8/uint8 results wrap to 8 bits, int4/uint4 results to 4 bits.
  */
 import {DATA_TYPES} from '../dtypes.js';
 
@@ -27,6 +27,8 @@ export function storeExpr(dataType, expr) {
     case 'float16': return `f16_round(${expr})`;
     case 'int8': return `((i32(${expr}) << 24u) >> 24u)`;
     case 'uint8': return `(u32(${expr}) & 0xffu)`;
+    case 'int4': return `((i32(${expr}) << 28u) >> 28u)`;
+    case 'uint4': return `(u32(${expr}) & 0xfu)`;
     default: return expr;
   }
 }

@@ -24,7 +24,7 @@ import {addEpilogue} from './epilogue.js';
 /** Every helper an element-wise expression may call. */
 export const LIBRARY = Object.freeze({...MATH, ...INT64});
 
-const KINDS = {float32: 'f', float16: 'f', int32: 'i', int8: 'i', uint32: 'u', uint8: 'u', int64: 'i64', uint64: 'u64'};
+const KINDS = {float32: 'f', float16: 'f', int32: 'i', int8: 'i', uint32: 'u', uint8: 'u', int64: 'i64', uint64: 'u64', int4: 'i', uint4: 'u'};
 
 /** Expression kind of an MLOperandDataType: 'f' | 'i' | 'u' | 'i64' | 'u64'. */
 export function kindOf(dataType) {

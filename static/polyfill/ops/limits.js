@@ -16,8 +16,8 @@ export function tensorLimits(dataTypes, range = rankRange()) {
 }
 
 /**
- * Data types graphs accept as inputs, constants and outputs: all of them (float16, int8 and
- * uint8 are converted between their packed tensor layout and the compute layout at the graph
- * boundaries, compile/boundary.js).
+ * Data types graphs accept as inputs, constants and outputs: all of them, the 4-bit types as
+ * Chromium does (float16, int8, uint8, int4 and uint4 are converted between their packed tensor
+ * layout and the compute layout at the graph boundaries, compile/boundary.js).
  */
-export const IO_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8'];
+export const IO_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8', 'int4', 'uint4'];

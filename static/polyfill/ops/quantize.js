@@ -10,6 +10,10 @@
  *   quantizeLinear: output = saturate(roundEven(input / scale) + zeroPoint) to the output type,
  *     the quotient rounded to the input's type as the spec's div() does (see quantizeRound), the
  *     zeroPoint added and the result saturated exactly (64-bit).
+ *
+ * Beyond the spec, as Chromium: int4 and uint4 for dequantizeLinear's input and zeroPoint and for
+ * quantizeLinear's zeroPoint (so its output), the types ONNX Runtime Web's WebNN EP writes
+ * 4-bit weights in. In the compute layout they are one i32 / u32 per element (dtypes.js).
  */
 import {typeError} from '../errors.js';
 import {elementCount} from '../dtypes.js';
@@ -22,7 +26,7 @@ import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
 
 const FLOATS = ['float32', 'float16'];
-const INTS = ['uint8', 'int8', 'uint32', 'int32'];
+const INTS = ['uint8', 'int8', 'uint32', 'int32', 'int4', 'uint4'];
 
 /** Output range of quantizeLinear per zeroPoint type, as int64 words [lo, hi]. */
 const RANGES = {
@@ -30,6 +34,8 @@ const RANGES = {
   uint8: ['vec2<u32>(0u, 0u)', 'vec2<u32>(255u, 0u)'],
   int32: ['vec2<u32>(0x80000000u, 0xffffffffu)', 'vec2<u32>(0x7fffffffu, 0u)'],
   uint32: ['vec2<u32>(0u, 0u)', 'vec2<u32>(0xffffffffu, 0u)'],
+  int4: ['vec2<u32>(0xfffffff8u, 0xffffffffu)', 'vec2<u32>(7u, 0u)'],
+  uint4: ['vec2<u32>(0u, 0u)', 'vec2<u32>(15u, 0u)'],
 };
 
 /**

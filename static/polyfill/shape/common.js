@@ -3,7 +3,7 @@
  * Pure functions, no GPU. Each throws a TypeError prefixed with the operator's label.
  */
 import {typeError} from '../errors.js';
-import {ALL_TYPES, DATA_TYPES, MAX_DIMENSION, MAX_RANK, byteLength, elementCount} from '../dtypes.js';
+import {DESCRIPTOR_TYPES, DATA_TYPES, MAX_DIMENSION, MAX_RANK, byteLength, elementCount} from '../dtypes.js';
 
 /**
  * Spec "check dimensions" for an MLOperandDescriptor: a known data type, every dimension a valid
@@ -13,7 +13,7 @@ import {ALL_TYPES, DATA_TYPES, MAX_DIMENSION, MAX_RANK, byteLength, elementCount
  */
 export function checkDescriptor(desc, label) {
   if (desc === null || typeof desc !== 'object') throw typeError(label, 'descriptor must be an MLOperandDescriptor');
-  const dataType = enumValue(desc.dataType, ALL_TYPES, undefined, label, 'dataType');
+  const dataType = enumValue(desc.dataType, DESCRIPTOR_TYPES, undefined, label, 'dataType');
   const {shape} = desc;
   if (shape === null || typeof shape !== 'object' || typeof shape[Symbol.iterator] !== 'function') {
     throw typeError(label, 'descriptor.shape must be a sequence of dimensions');
