@@ -24,6 +24,8 @@ import {isSoftwareAdapter} from '../ops/adapter_kind.js';
 import {planSiblings} from './siblings.js';
 import {planSplitNorms} from './split_norm.js';
 import {planLayerNorms} from './layer_norm.js';
+import {planQuantizedMatmuls} from './quantized_matmul.js';
+import {operators as INTERNAL} from '../ops/quantized_matmul.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -43,7 +45,9 @@ export async function compileGraph(context, entries) {
   const graphNodes = reachableNodes(entries.map(([, o]) => o));
   // a layer normalization written out as reductions and element-wise operators (ONNX opsets
   // before 17, through ORT's WebNN EP): one layerNormalization node (compile/layer_norm.js)
-  const nodes = planLayerNorms(graphNodes, entries.map(([, o]) => o));
+  // dequantizeLinear of packed constant weights -> [reshape/slice/transpose] -> matmul/gemm: one
+  // quantizedMatmul node reading the packed weights (compile/quantized_matmul.js)
+  const nodes = planQuantizedMatmuls(planLayerNorms(graphNodes, entries.map(([, o]) => o)), entries.map(([, o]) => o));
   const fusion = planFusion(nodes, entries.map(([, o]) => o));
   L.tails = fusion.tails;
   // a matmul storing into its transpose's layout: the transpose has no step of its own
@@ -71,7 +75,7 @@ export async function compileGraph(context, entries) {
     const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
     if (!producer || skipped.has(producer)) continue;
     L.origin = [...(producer.origins ?? [producer.origin]), ...L.fusedStages(producer).map((st) => st.node.origin)];
-    OPERATORS[producer.op].lower(producer, L);
+    (OPERATORS[producer.op] ?? INTERNAL[producer.op]).lower(producer, L);
   }
 
   const outputDescriptors = new Map();
