@@ -323,3 +323,120 @@ def test_weights_take_their_packed_size_on_the_gpu(webnn_page, server_url):
     assert got["constants"] == [256, 1024, 8192], got
     assert got["kernels"] == ["matmul_qgemv_qu8zu8"], got
     assert got["values"] == [64.0] * 64
+
+
+def _matmul_nbits_model(folder, seq, bits=8):
+    """A small ONNX graph of two MatMulNBits (com.microsoft) products as a quantized LLM layer
+    writes them, x [1, seq, 80] -> MatMulNBits (N 96, block 32: K padded to 96, with zero points
+    and a bias) -> Relu -> MatMulNBits (N 64, no zero points: the default) -> y; writes
+    model.onnx and input.bin into ``folder`` and returns (x, the inputs' shape)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(SEED + seq)
+    block = 32
+    inits, nodes = [], []
+
+    def product(name, a, out, k, n, zero, bias):
+        blocks = -(-k // block)
+        q = rng.integers(0, 256, (n, blocks, block)).astype(np.uint8)
+        inits.append(numpy_helper.from_array(q, f"{name}_q"))
+        inits.append(numpy_helper.from_array(rng.uniform(0.002, 0.02, n * blocks).astype(np.float32), f"{name}_s"))
+        ins = [a, f"{name}_q", f"{name}_s"]
+        if zero:
+            inits.append(numpy_helper.from_array(rng.integers(100, 156, n * blocks).astype(np.uint8), f"{name}_z"))
+            ins.append(f"{name}_z")
+        if bias:
+            ins += [""] * (5 - len(ins)) + [f"{name}_b"]
+            inits.append(numpy_helper.from_array(rng.uniform(-0.5, 0.5, n).astype(np.float32), f"{name}_b"))
+        nodes.append(helper.make_node("MatMulNBits", ins, [out], domain="com.microsoft", K=k, N=n, bits=bits,
+                                      block_size=block))
+
+    product("up", "x", "h", 80, 96, zero=True, bias=True)
+    nodes.append(helper.make_node("Relu", ["h"], ["r"]))
+    product("down", "r", "y", 96, 64, zero=False, bias=False)
+    shape = [1, seq, 80]
+    graph = helper.make_graph(nodes, "nbits", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, 64])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    x.tofile(folder / "input.bin")
+    return x, shape
+
+
+_ORT_BODY = """
+const {graphSlots} = await import('/polyfill/graph.js');
+const {countWebNNCalls} = await import('/demos/bench-ort/runtimes.js');
+const counts = countWebNNCalls();
+const buildsBefore = counts.builds;
+const graphs = [];
+const build = MLGraphBuilder.prototype.build;
+MLGraphBuilder.prototype.build = async function (...args) {
+  const graph = await build.apply(this, args);
+  graphs.push(graph);
+  return graph;
+};
+try {
+  const ort = await import('/demos/bench-ort/vendor/ort.min.mjs');
+  ort.env.wasm.numThreads = 1;
+  const [model, input] = await Promise.all(['model.onnx', 'input.bin'].map(
+    (f) => fetch('/models/%(name)s/' + f).then((r) => r.arrayBuffer())));
+  const session = await ort.InferenceSession.create(new Uint8Array(model), {
+    executionProviders: [{name: 'webnn', deviceType: 'gpu'}], extra: {session: {disable_cpu_ep_fallback: '1'}}});
+  const builds = counts.builds - buildsBefore;
+  const before = counts.dispatches;
+  const out = await session.run({x: new ort.Tensor('float32', new Float32Array(input), %(shape)s)});
+  const y = await out.y.getData();
+  const dispatches = counts.dispatches - before;
+  const plan = graphSlots(graphs[0]).plan;
+  const steps = plan.describeSteps();
+  const constantBytes = plan.values.filter((v) => v.kind === 'constant').reduce((n, v) => n + v.bytes, 0);
+  await session.release();
+  return {builds, dispatches, steps: steps.map((s) => s.operators.map((o) => o.type)),
+          kernels: steps.map((s) => s.kernel), constantBytes, y: Array.from(y)};
+} finally {
+  MLGraphBuilder.prototype.build = build;
+}
+"""
+
+
+@pytest.mark.parametrize("seq", [1, 8])
+def test_ort_matmul_nbits_8bit(webnn_page, server_url, seq):
+    """ONNX MatMulNBits (8 bits) through ORT-web's WebNN EP (CPU fallback disabled) on the
+    polyfill: one WebNN graph, one dispatch, one step per product (the dequantize, its reshapes,
+    the slice of the padded K and the transpose folded in; the bias add and the Relu in the
+    first product's epilogue), the quantized matrix-vector kernel for the decode shape (seq 1),
+    the weights' GPU bytes about their file size, and the output equal to onnxruntime's CPU EP
+    within 1e-4."""
+    import onnxruntime
+
+    from tests.test_ort_webnn_ep import ATOL, VENDOR
+    from tools.bench_models import GENERATED
+
+    if not (VENDOR / "ort.min.mjs").is_file():
+        pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
+    name = f"qmm/matmul-nbits8-seq{seq}"
+    folder = GENERATED / name
+    x, shape = _matmul_nbits_model(folder, seq)
+    import json
+
+    result = run_js(webnn_page, server_url, _ORT_BODY % {"name": name, "shape": json.dumps(shape)})
+    assert "ok" in result, result
+    got = result["ok"]
+    assert got["builds"] == 1 and got["dispatches"] == 1, got
+    assert len(got["steps"]) == 2, got["steps"]
+    assert not any(st == ["dequantizeLinear"] for st in got["steps"]), got["steps"]
+    assert got["steps"][0][-3:] == ["matmul", "add", "relu"] and "dequantizeLinear" in got["steps"][0], got["steps"]
+    assert "dequantizeLinear" in got["steps"][1] and "transpose" in got["steps"][1], got["steps"]
+    if seq == 1:
+        assert all(k.startswith("matmul_qgemv") for k in got["kernels"]), got["kernels"]
+    # packed weights 96*96 + 64*96 bytes, f32 scales, the first product's zero points and the
+    # default zero point ORT writes for the second (128: kept, being non-zero), its bias
+    weights = 96 * 96 + 64 * 96
+    assert weights <= got["constantBytes"] <= weights * 1.2, got["constantBytes"]
+    expected = onnxruntime.InferenceSession(str(folder / "model.onnx"), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0].ravel()
+    assert np.abs(expected).max() > 0.5
+    np.testing.assert_allclose(np.array(got["y"], np.float32), expected, rtol=0, atol=ATOL)
