@@ -237,15 +237,17 @@ def test_fused_products_are_one_step(webnn_page, server_url):
         assert r["steps"] == [ops], (c["name"], r["steps"])
 
 
-@pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv"])
+@pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv", "qgemv-split"])
 def test_fused_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
     """The packed loader in each matrix kernel's B loads (qgemv where its layout fits and M = 1,
-    the kernel the adapter picks otherwise); tiled128 on the cases of several rows only (slow
-    to compile on SwiftShader)."""
+    the kernel the adapter picks otherwise; qgemv-split: its variant of hardware adapters, K
+    split across 32 invocations a column, which SwiftShader does not pick); tiled128 on the
+    cases of several rows only (slow to compile on SwiftShader)."""
     cases = fused_cases()
     if kernel == "tiled128":
         cases = [c for c in cases if c["name"].endswith(("-m5", "-m6", "rounded-scales-m3"))]
-    assert_all_pass(run_cases(webnn_page, server_url, cases, {"matmul": kernel}))
+    overrides = {"matmul": "qgemv", "qgemvSerial": False} if kernel == "qgemv-split" else {"matmul": kernel}
+    assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
 
 def test_near_misses_stay_unfused(webnn_page, server_url):
@@ -316,12 +318,13 @@ return {constants, kernels, values};
 def test_weights_take_their_packed_size_on_the_gpu(webnn_page, server_url):
     """A [64, 4, 32] uint8 weight constant of a decode product: the plan's constants are the
     packed bytes (8192, not 32768 widened or dequantized), the scales (256 f32) and the zero
-    points (256 bytes); one quantized matrix-vector step; (7 - 5) * 0.25 * 128 = 64 each."""
+    points (256 bytes); one quantized matrix-vector step (the variant of CPU adapters here);
+    (7 - 5) * 0.25 * 128 = 64 each."""
     result = run_js(webnn_page, server_url, _BYTES_JS)
     assert "ok" in result, result
     got = result["ok"]
     assert got["constants"] == [256, 1024, 8192], got
-    assert got["kernels"] == ["matmul_qgemv_qu8zu8"], got
+    assert got["kernels"] == ["matmul_qgemv_serial_qu8zu8"], got  # SwiftShader's variant
     assert got["values"] == [64.0] * 64
 
 

@@ -21,7 +21,7 @@ import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {blockedShader, tiledShader} from './matmul_tiled.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
-import {QGEMV_COLS, bLoad, declareB, quantKey, quantizedGemvLayout, quantizedGemvShader, scaleMapUniforms} from './packed_weights.js';
+import {QGEMV_COLS, QGEMV_SERIAL_COLS, bLoad, declareB, quantKey, quantizedGemvLayout, quantizedGemvShader, scaleMapUniforms} from './packed_weights.js';
 
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
@@ -339,8 +339,12 @@ export function matmulStep(L, p) {
     variant.quant = {bits: quant.bits, signed: quant.signed, zeroBits: quant.zeroBits, zeroSigned: quant.zeroSigned, hasZp: quant.hasZp};
     const layout = kernel === 'qgemv' ? quantizedGemvLayout(quant, uniforms) : null;
     if (layout) {
-      shader = quantizedGemvShader({...variant, ...layout, vecA: variant.vecA && offsets.a % 4 === 0}, declareCommon, storeY, storeHelpers);
-      return storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms, {groups: Math.ceil(N / QGEMV_COLS)});
+      // CPU adapters: one invocation a column, no barrier (ops/packed_weights.js); the context
+      // slot kernelOverrides.qgemvSerial (true / false) decides instead where set (tests)
+      const serial = L.ctx.kernelOverrides?.qgemvSerial ?? isSoftwareAdapter(L.ctx);
+      shader = quantizedGemvShader({...variant, ...layout, serial, vecA: variant.vecA && offsets.a % 4 === 0}, declareCommon, storeY, storeHelpers);
+      return storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms,
+        {groups: Math.ceil(N / (serial ? QGEMV_SERIAL_COLS : QGEMV_COLS))});
     }
     if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, N, batches);
   }

@@ -19,7 +19,10 @@
  * 16-byte chunks (32 4-bit or 16 8-bit weights): a workgroup of 256 computes 8 outputs, 32
  * invocations each splitting K in chunks read as one vec4<u32> load each (consecutive
  * invocations read consecutive chunks of a row), the scale applied once per chunk (or per word
- * where the blocks are shorter than a chunk), partial sums added in workgroup memory.
+ * where the blocks are shorter than a chunk), partial sums added in workgroup memory. On CPU
+ * adapters (SwiftShader) the `serial` variant: one invocation a column reading its whole row in
+ * order, no workgroup memory or barrier (SwiftShader pays for barriers: the split variant of a
+ * 1024 x 1024 int8 product took several times the serial one's time there).
  */
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
@@ -86,6 +89,8 @@ export function quantKey(quant) {
 /** Output columns per workgroup of the quantized matrix-vector kernel, and invocations per column. */
 export const QGEMV_COLS = 8;
 const QGEMV_LANES = 32;
+/** Output columns per workgroup of the serial variant (CPU adapters): one invocation a column. */
+export const QGEMV_SERIAL_COLS = 64;
 
 /**
  * Whether the quantized matrix-vector kernel can read this product: one row, B contiguous along
@@ -110,19 +115,21 @@ export function quantizedGemvLayout(quant, u) {
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  * @param {function} storeHelpers the data type's store helpers
  */
-export function quantizedGemvShader({dataType, hasC, quant, vecA, chunkScale}, declareCommon, storeY, storeHelpers) {
+export function quantizedGemvShader({dataType, hasC, quant, vecA, chunkScale, serial}, declareCommon, storeY, storeHelpers) {
   const T = wgslType(dataType);
   const {bits, signed, hasZp} = quant;
   const per = 32 / bits;
   const chunk = 4 * per;
-  const shader = new Shader(`matmul_qgemv${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
+  const lanesPer = serial ? 1 : QGEMV_LANES;
+  const cols = serial ? QGEMV_SERIAL_COLS : QGEMV_COLS;
+  const shader = new Shader(`matmul_qgemv${serial ? '_serial' : ''}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
     .read('B', 'vec4<u32>').read('S', 'f32');
   if (hasZp) shader.read('Z', 'u32');
   if (hasC) shader.read('C', T);
   shader.write('Y', T);
   const cTerm = declareCommon(shader, 0, hasC);
   declareScaleMap(shader, quant);
-  shader.shared('part', `array<f32, ${QGEMV_COLS * QGEMV_LANES}>`);
+  if (!serial) shader.shared('part', `array<f32, ${QGEMV_COLS * QGEMV_LANES}>`);
   shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
   // A's element k (scalar) and its 4 elements from k (k a multiple of 4 when vecA)
   shader.fn(vecA ? `fn a_at(k: u32) -> f32 { let i = u_a_base() + k; return A[i / 4u][i % 4u]; }
@@ -152,15 +159,28 @@ ${unpack.map((e, i) => `  t += dot(${e} - vec4<f32>(z), a4(k + ${4 * i}u));`).jo
           let si = scale_index(k0 + ${i * per}u, n);
           s += word_dot(w[${i}], k0 + ${i * per}u, ${zero('si')}) * S[si];
         }`).join('\n');
+  const reduce = serial ? `
+  if (n < u_N()) { store_y(s, 0u, n, u_y_base()); }` : `
+  part[li] = s;
+  workgroupBarrier();
+  if (lane < 4u) {
+    var t = 0.0;
+    for (var j = 0u; j < 8u; j++) { t += part[li + j * 4u]; }
+    part[li] = t;
+  }
+  workgroupBarrier();
+  if (lane == 0u && n < u_N()) {
+    store_y((part[li] + part[li + 1u]) + (part[li + 2u] + part[li + 3u]), 0u, n, u_y_base());
+  }`;
   shader.main(`
-  let col = li / ${QGEMV_LANES}u;
-  let lane = li % ${QGEMV_LANES}u;
-  let n = wg * ${QGEMV_COLS}u + col;
+  let col = li / ${lanesPer}u;
+  let lane = li % ${lanesPer}u;
+  let n = wg * ${cols}u + col;
   var s = 0.0;
   if (n < u_N()) {
     let row = (u_b_base() + n * u_b_sn()) / ${chunk}u;
     let chunks = (u_K() + ${chunk - 1}u) / ${chunk}u;
-    for (var c = lane; c < chunks; c += ${QGEMV_LANES}u) {
+    for (var c = lane; c < chunks; c += ${lanesPer}u) {
       let k0 = c * ${chunk}u;
       let w = B[row + c];
       if (k0 + ${chunk}u <= u_K()) {
@@ -176,17 +196,6 @@ ${full}
         }
       }
     }
-  }
-  part[li] = s;
-  workgroupBarrier();
-  if (lane < 4u) {
-    var t = 0.0;
-    for (var j = 0u; j < 8u; j++) { t += part[li + j * 4u]; }
-    part[li] = t;
-  }
-  workgroupBarrier();
-  if (lane == 0u && n < u_N()) {
-    store_y((part[li] + part[li + 1u]) + (part[li + 2u] + part[li + 3u]), 0u, n, u_y_base());
-  }`, {workgroupSize: QGEMV_COLS * QGEMV_LANES, guard: false});
+  }${reduce}`, {workgroupSize: cols * lanesPer, guard: false});
   return shader;
 }
