@@ -27,7 +27,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
-import {bLoad, declareB, quantKey} from './packed_weights.js';
+import {bLoad, bLoadAt, declareB, quantKey} from './packed_weights.js';
 
 /** Tile rows per band of the tiled kernels' workgroup order. */
 const BAND = 8;
@@ -240,14 +240,14 @@ export function blockedShader({dataType, batchRank, hasC, quant}, declareCommon,
   let bc1 = b0 + min(n + 1u, u_N() - 1u) * u_b_sn();
   let bc2 = b0 + min(n + 2u, u_N() - 1u) * u_b_sn();
   let bc3 = b0 + min(n + 3u, u_N() - 1u) * u_b_sn();
-  var acc0 = vec4<f32>();
+${quant ? [0, 1, 2, 3].map((j) => `  let sn${j} = scale_n(min(n + ${j}u, u_N() - 1u));\n`).join('') : ''}  var acc0 = vec4<f32>();
   var acc1 = vec4<f32>();
   var acc2 = vec4<f32>();
   var acc3 = vec4<f32>();
   for (var k = 0u; k < u_K(); k++) {
     let ka = k * u_a_sk();
     let kb = k * u_b_sk();
-    let b = vec4<f32>(${[0, 1, 2, 3].map((j) => bLoad(quant, `bc${j} + kb`, 'k', `min(n + ${j}u, u_N() - 1u)`)).join(', ')});
+    ${quant ? 'let sk = scale_k(k);\n    ' : ''}let b = vec4<f32>(${[0, 1, 2, 3].map((j) => (quant ? bLoadAt(`bc${j} + kb`, `sk + sn${j}`) : bLoad(quant, `bc${j} + kb`, 'k', 'n'))).join(', ')});
     acc0 += f32(A[ar0 + ka]) * b;
     acc1 += f32(A[ar1 + ka]) * b;
     acc2 += f32(A[ar2 + ka]) * b;

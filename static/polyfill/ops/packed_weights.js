@@ -58,21 +58,29 @@ export function declareB(shader, T, quant, vecB = false) {
   shader.read('B', 'u32').read('S', 'f32');
   if (quant.hasZp) shader.read('Z', 'u32');
   declareScaleMap(shader, quant);
-  shader.fn(`fn b_dequant(e: u32, k: u32, n: u32) -> f32 {
-  let si = scale_index(k, n);
+  shader.fn(`fn b_dequant_at(e: u32, si: u32) -> f32 {
   return f32(${elementExpr('B', 'e', quant.bits, quant.signed)}${quant.hasZp ? ' - zero_point(si)' : ''}) * S[si];
-}`);
+}
+fn b_dequant(e: u32, k: u32, n: u32) -> f32 { return b_dequant_at(e, scale_index(k, n)); }`);
 }
 
 /** The scale index uniforms, `scale_index(k, n)` and, with zero points, `zero_point(si)` (i32). */
 function declareScaleMap(shader, quant) {
   for (const name of MAP) shader.uniform(name);
-  shader.fn(`fn scale_index(k: u32, n: u32) -> u32 {
-  return ((u_qk_o() + k * u_qk_t()) / u_qk_b()) * u_qk_s() + ((u_qn_o() + n * u_qn_t()) / u_qn_b()) * u_qn_s();
-}`);
+  shader.fn(`fn scale_k(k: u32) -> u32 { return ((u_qk_o() + k * u_qk_t()) / u_qk_b()) * u_qk_s(); }
+fn scale_n(n: u32) -> u32 { return ((u_qn_o() + n * u_qn_t()) / u_qn_b()) * u_qn_s(); }
+fn scale_index(k: u32, n: u32) -> u32 { return scale_k(k) + scale_n(n); }`);
   if (quant.hasZp) {
     shader.fn(`fn zero_point(si: u32) -> i32 { return ${elementExpr('Z', 'si', quant.zeroBits, quant.zeroSigned)}; }`);
   }
+}
+
+/**
+ * WGSL expression of B's element at packed index `e` whose scale index is `si` (the kernel
+ * adding up scale_k(k) and scale_n(n) it computed once for several loads).
+ */
+export function bLoadAt(e, si) {
+  return `b_dequant_at(${e}, ${si})`;
 }
 
 /** WGSL expression of B's element at packed / float index `e` for (k, n), as f32. */
