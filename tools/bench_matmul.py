@@ -16,13 +16,20 @@ The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHR
 Usage::
 
     python -m tools.bench_matmul [--reps N] [--batch N] [--max-size N] [--kernels a,b]
-                                 [--shapes MxKxN,...] [--only-shapes] [--overrides JSON]
+                                 [--shapes MxKxN,...] [--quantized S,...] [--only-shapes] [--overrides JSON]
                                  [--out bench-results/matmul.json] [--timeout SECONDS] [--profile]
 
 ``--shapes`` adds float32 matmuls [M, K] x [K, N] (e.g. BERT-base's 128x768x2304, or 4000x4000x4000
 next to 4096^3); ``--only-shapes`` drops the built-in cases. ``--overrides`` adds variants: a JSON
 list of ``kernelOverrides`` objects (e.g. ``[{"matmul": "tiled", "splitK": 2}]``), each timed on
 every matrix case next to the ``--kernels``, labelled by its JSON.
+
+``--quantized 4096,8192`` adds quantized products as ORT's WebNN EP writes ONNX MatMulNBits (int8
+and int4 S x S weights, block-wise scales and zero points: one quantizedMatmul step each) for a
+decode step (M = 1) and prefill (M = 128), each beside the float32 product of the same shape (its
+B a constant too), with the GB/s of weights read (packed bytes for the quantized; with
+``--profile`` also from the steps' GPU timestamps). For the H200 target:
+``python -m tools.bench_matmul --quantized 4096,8192 --only-shapes --kernels auto --profile``.
 
 ``--profile`` runs in the polyfill's profiling mode (one timestamped pass per step, so the times
 include that cost) and prints the 10 slowest GPU steps over all cases.
@@ -48,6 +55,38 @@ def shape_cases(shapes: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
     """Matmul cases [M, K] x [K, N] for (M, K, N) triples."""
     return [{"name": f"matmul {m}x{k} . {k}x{n}", "op": "matmul", "inputs": {"a": [m, k], "b": [k, n]},
              "flops": 2 * m * k * n, "matrix": True} for m, k, n in shapes]
+
+
+#: the block size of the quantized cases' block-wise scales (ONNX MatMulNBits' usual 32)
+QUANT_BLOCK = 32
+
+
+def quantized_cases(sizes: list[int], rows=(1, 128)) -> list[dict[str, Any]]:
+    """Products of A [M, S] with S x S quantized weights as ORT's WebNN EP writes MatMulNBits
+    (W [S, S / 32, 32] int4 / int8 constant, scales [S, S / 32, 1], zero points, dequantize,
+    reshape, transpose, matmul: one quantizedMatmul step), and the float32 product of the same
+    shape (B a float32 constant, [K, N]) beside each, for M in ``rows`` (1: a decode step, 128:
+    prefill). ``weightBytes``: the bytes of weights a product reads (packed for the quantized)."""
+    out = []
+    for size in sizes:
+        for m in rows:
+            label = "GEMV" if m == 1 else f"prefill M={m}"
+            out.append({"name": f"fp32 {label} {size}x{size}", "op": "matmul", "inputs": {"a": [m, size]},
+                        "constB": [size, size], "flops": 2 * m * size * size, "weightBytes": 4 * size * size,
+                        "matrix": True})
+            for dtype, bits in (("int8", 8), ("uint4", 4)):
+                out.append({"name": f"{dtype} {label} {size}x{size}", "op": "matmul", "inputs": {"a": [m, size]},
+                            "quant": {"dataType": dtype, "bits": bits, "n": size, "k": size, "block": QUANT_BLOCK},
+                            "flops": 2 * m * size * size, "weightBytes": size * size * bits // 8, "matrix": True})
+    return out
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``"4096,8192"`` -> [4096, 8192] (multiples of 32)."""
+    sizes = [int(t) for t in text.split(",") if t.strip()]
+    if any(n < 32 or n % QUANT_BLOCK for n in sizes):
+        raise ValueError(f"sizes must be positive multiples of {QUANT_BLOCK}: {text!r}")
+    return sizes
 
 
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
@@ -112,13 +151,33 @@ _BENCH_BODY = """
   let previous = {};  // the switches the last variant set
   for (const c of cases) {
     for (const {label: kernel, overrides} of c.matrix ? variants : [{label: 'auto', overrides: null}]) {
+      if ((c.quant || c.constB) && kernel !== 'auto' && !kernel.startsWith('{')) continue;  // the adapter's pick or --overrides
       const forced = overrides?.matmul ?? kernel;
       if ((forced === 'blocked' || forced === 'gemv') && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
       tune(context, Object.fromEntries(Object.keys(previous).map((k) => [k, undefined]))); tune(context, overrides ?? {}); previous = overrides ?? {};
+      try {
       const b = new MLGraphBuilder(context);
       const ops = {};
       for (const [name, shape] of Object.entries(c.inputs)) ops[name] = b.input(name, {dataType: 'float32', shape});
       const names = Object.keys(c.inputs);
+      if (c.constB) {
+        const data = new Float32Array(count(c.constB));
+        for (let i = 0; i < data.length; i++) data[i] = ((i * 7919) % 1000) / 1000 - 0.5;
+        ops.b = b.constant({dataType: 'float32', shape: c.constB}, data);
+      }
+      if (c.quant) {
+        // ORT's WebNN EP's MatMulNBits: W [N, blocks, block], dequantize, reshape, transpose
+        const {dataType, bits, n, k, block} = c.quant;
+        const blocks = k / block;
+        const w = new Uint8Array(n * k * bits / 8);
+        for (let i = 0; i < w.length; i++) w[i] = (i * 7919) % 251;
+        const scales = new Float32Array(n * blocks).fill(1 / 64);
+        const zeros = new Uint8Array(Math.ceil(n * blocks * bits / 8)).fill(bits === 8 ? 3 : 0x88);
+        const wq = b.constant({dataType, shape: [n, blocks, block]}, w);
+        const s = b.reshape(b.constant({dataType: 'float32', shape: [n * blocks]}, scales), [n, blocks, 1]);
+        const z = b.constant({dataType, shape: [n, blocks, 1]}, zeros);
+        ops.b = b.transpose(b.reshape(b.dequantizeLinear(wq, s, z), [n, k]));
+      }
       const positional = c.op === 'gemm' || c.op === 'matmul' ? [ops.a, ops.b] : [ops.x];
       const options = {...(c.options ?? {})};
       if (ops.c) options.c = ops.c;
@@ -133,8 +192,13 @@ _BENCH_BODY = """
       }
       const yt = await context.createTensor({dataType: 'float32', shape: y.shape, readable: true});
       const t = await time(graph, inputs, {y: yt}, yt);
-      rows.push({name: c.name, kernel, flops: c.flops, ...t, steps: await profileSteps(graph)});
+      rows.push({name: c.name, kernel, flops: c.flops, weightBytes: c.weightBytes, ...t, steps: await profileSteps(graph)});
       graph.destroy(); yt.destroy(); Object.values(inputs).forEach((x) => x.destroy());
+      } catch (e) {
+        // a data type this build lacks (uint4 before int4 support): the row says so
+        if (!c.quant) throw e;
+        rows.push({name: c.name, kernel, error: `${e.name}: ${e.message}`});
+      }
     }
   }
   tune(context, Object.fromEntries(Object.keys(previous).map((k) => [k, undefined])));
@@ -147,12 +211,22 @@ def format_table(result: dict[str, Any]) -> str:
     """Markdown table: one row per case and kernel, times in milliseconds."""
     from tools.bench_page import adapter_line
 
-    lines = ["| case | kernel | latency median ms | throughput ms/dispatch | readback ms | per dispatch, readback excluded ms | GFLOP/s |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| case | kernel | latency median ms | throughput ms/dispatch | readback ms | per dispatch, readback excluded ms "
+             "| GFLOP/s | weights GB/s | GPU ms (timestamps) | weights GB/s (timestamps) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in result["rows"]:
+        if r.get("error"):
+            lines.append(f"| {r['name']} | {r['kernel']} | {r['error']} |||||||||")
+            continue
         gflops = f"{r['flops'] / r['gpuMs'] / 1e6:.1f}" if r["flops"] and r["gpuMs"] > 0 else ""
+        wbytes = r.get("weightBytes")
+        gbs = f"{wbytes / r['gpuMs'] / 1e6:.1f}" if wbytes and r["gpuMs"] > 0 else ""
+        # profiling mode: the GPU time of the graph's steps from timestamp queries
+        step_ms = sum(st["ms"] for st in r["steps"]) if r.get("steps") else 0
+        ts = f"{step_ms:.4f}" if step_ms else ""
+        ts_gbs = f"{wbytes / step_ms / 1e6:.1f}" if wbytes and step_ms else ""
         lines.append(f"| {r['name']} | {r['kernel']} | {statistics.median(r['latency']):.3f} | {r['throughputMs']:.3f} "
-                     f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} |")
+                     f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} | {gbs} | {ts} | {ts_gbs} |")
     lines.append("")
     lines.append("adapter: " + adapter_line(result["adapter"]))
     if any(r.get("steps") for r in result["rows"]):
@@ -181,7 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-size", type=int, default=4096, help="largest square matmul (default 4096)")
     parser.add_argument("--kernels", default=",".join(KERNELS), help=f"matrix kernels to time (default {','.join(KERNELS)})")
     parser.add_argument("--shapes", type=parse_shapes, default=[], help="extra matmuls MxKxN, comma-separated")
-    parser.add_argument("--only-shapes", action="store_true", help="time only the --shapes cases")
+    parser.add_argument("--only-shapes", action="store_true", help="time only the --shapes (and --quantized) cases")
+    parser.add_argument("--quantized", type=parse_sizes, default=[],
+                        help="sizes S (e.g. 4096,8192): int8 and int4 S x S weights, M = 1 and M = 128, "
+                             "each beside the float32 product of the same shape")
     parser.add_argument("--overrides", type=json.loads, default=[],
                         help="JSON list of kernelOverrides objects to time as further variants")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
@@ -193,9 +270,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if not isinstance(args.overrides, list) or not all(isinstance(o, dict) for o in args.overrides):
         parser.error("--overrides: expected a JSON list of objects")
-    if args.only_shapes and not args.shapes:
-        parser.error("--only-shapes needs --shapes")
-    case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes)
+    if args.only_shapes and not (args.shapes or args.quantized):
+        parser.error("--only-shapes needs --shapes or --quantized")
+    case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes) + quantized_cases(args.quantized)
     return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
                                 profile=args.profile, overrides=args.overrides), format_table, args.out)
 

@@ -36,7 +36,7 @@ const FLOAT = new Set(['float32', 'float16']);
  */
 const MAX_OTHER_OPERANDS = 4;
 /** Producers with a kernel that applies an epilogue at its store. */
-const KERNEL_PRODUCERS = new Set(['conv2d', 'convTranspose2d', 'gemm', 'matmul']);
+const KERNEL_PRODUCERS = new Set(['conv2d', 'convTranspose2d', 'gemm', 'matmul', 'quantizedMatmul']);
 
 /** The stage of `node` with the chain value at input `at`, or null when it cannot be a stage. */
 function stageOf(node, at) {

@@ -28,6 +28,7 @@ import {attentionPass} from './attention.js';
 import {siblingsPass} from './siblings.js';
 import {splitNormPass} from './split_norm.js';
 import {layerNormPass} from './layer_norm.js';
+import {quantizedMatmulPass} from './quantized_matmul.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -43,6 +44,7 @@ const STORAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUs
  */
 export const PASSES = Object.freeze([
   layerNormPass,   // written-out layer/RMS norms -> one layerNormalization node
+  quantizedMatmulPass, // dequantizeLinear(packed constant) -> [views] -> matmul/gemm -> one quantizedMatmul node
   fusionPass,      // element-wise chains -> their producer's epilogue
   storeViewPass,   // a matmul stores into its only consumer transpose's layout
   attentionPass,   // matmul -> softmax -> matmul -> one fusedAttention node

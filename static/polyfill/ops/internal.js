@@ -6,8 +6,10 @@
  */
 import {internalOperators as attention} from './attention.js';
 import {internalOperators as mergedMatmul} from './merged_matmul.js';
+import {internalOperators as quantizedMatmul} from './quantized_matmul.js';
 
 export const INTERNAL_OPERATORS = Object.freeze({
   ...attention,
   ...mergedMatmul,
+  ...quantizedMatmul,
 });

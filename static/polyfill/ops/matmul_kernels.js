@@ -21,6 +21,7 @@ import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {blockedShader, tiledShader} from './matmul_tiled.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
+import {QGEMV_COLS, QGEMV_SERIAL_COLS, bLoad, declareB, quantKey, quantizedGemvLayout, quantizedGemvShader, scaleMapUniforms} from './packed_weights.js';
 
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
@@ -108,9 +109,10 @@ function yValue(v, cTerm) {
  * What both gemv shaders start with: bindings A, B, (C), Y of `dataType`, the common uniforms,
  * 256 f32 of workgroup memory `part` for the partial sums, and store_y.
  */
-function gemvBase(name, dataType, batchRank, hasC) {
+function gemvBase(name, dataType, batchRank, hasC, quant) {
   const T = wgslType(dataType);
-  const shader = new Shader(name).read('A', T).read('B', T);
+  const shader = new Shader(`${name}${quantKey(quant)}`).read('A', T);
+  declareB(shader, T, quant);
   if (hasC) shader.read('C', T);
   shader.write('Y', T);
   const cTerm = declareCommon(shader, batchRank, hasC);
@@ -122,8 +124,8 @@ function gemvBase(name, dataType, batchRank, hasC) {
  * Four output elements per workgroup of 256, 64 invocations each splitting K (B contiguous in K);
  * partial sums meet in workgroup memory in two levels (8 x 8).
  */
-function gemvDotShader(dataType, batchRank, hasC) {
-  const shader = gemvBase('matmul_gemv_dot', dataType, batchRank, hasC);
+function gemvDotShader(dataType, batchRank, hasC, quant) {
+  const shader = gemvBase('matmul_gemv_dot', dataType, batchRank, hasC, quant);
   shader.main(`
   let mn = u_M() * u_N();
   if (wg * 4u >= u_batches() * mn) { return; }
@@ -138,7 +140,7 @@ function gemvDotShader(dataType, batchRank, hasC) {
     let a0 = u_a_base() + ab_offset(batch) + m * u_a_sm();
     let b0 = u_b_base() + bb_offset(batch) + n * u_b_sn();
     for (var k = lane; k < u_K(); k += 64u) {
-      s += f32(A[a0 + k * u_a_sk()]) * f32(B[b0 + k * u_b_sk()]);
+      s += f32(A[a0 + k * u_a_sk()]) * ${bLoad(quant, 'b0 + k * u_b_sk()', 'k', 'n')};
     }
   }
   part[li] = s;
@@ -158,8 +160,8 @@ function gemvDotShader(dataType, batchRank, hasC) {
 }
 
 /** 64 columns per workgroup of 256, K split four ways (B contiguous in N). */
-function gemvColShader(dataType, batchRank, hasC) {
-  const shader = gemvBase('matmul_gemv_col', dataType, batchRank, hasC);
+function gemvColShader(dataType, batchRank, hasC, quant) {
+  const shader = gemvBase('matmul_gemv_col', dataType, batchRank, hasC, quant);
   shader.uniform('tilesN');
   shader.main(`
   let per_batch = u_M() * u_tilesN();
@@ -172,7 +174,7 @@ function gemvColShader(dataType, batchRank, hasC) {
   var s = 0.0;
   if (n < u_N()) {
     for (var k = li / 64u; k < u_K(); k += 4u) {
-      s += f32(A[a0 + k * u_a_sk()]) * f32(B[b0 + k * u_b_sk()]);
+      s += f32(A[a0 + k * u_a_sk()]) * ${bLoad(quant, 'b0 + k * u_b_sk()', 'k', 'n')};
     }
   }
   part[li] = s;
@@ -274,6 +276,10 @@ fn split_x(o: u32) -> f32 {
  *   instead of chooseMatmulKernel()'s
  * @param {object} [p.node] the builder node the product is for: its fused element-wise stages
  *   (compile/fusion.js) run in the epilogue; Y must then be the node's whole output (y offset 0)
+ * @param {object} [p.quant] B is packed quantized weights (ops/packed_weights.js): {bits, signed,
+ *   zeroBits, zeroSigned, hasZp, scale: Value, zero: Value | null, scaleMap}; B's offset and
+ *   strides count its elements; no batch. The kernel 'qgemv' (the quantized matrix-vector
+ *   kernel) is taken where its layout fits, else the kernel given or chosen as for float B
  * @param {string} p.label
  */
 export function matmulStep(L, p) {
@@ -284,8 +290,9 @@ export function matmulStep(L, p) {
   let cStrides = p.cStrides ?? [0, 0];
   let yStrides = p.yStrides ?? [N, 1];
   const yBatchStride = p.yBatchStride ?? M * N;
-  // A skinny product Y = A x B with few columns is computed as Y^T = B^T x A^T.
-  if (N <= GEMV_ROWS && M > GEMV_ROWS) {
+  const quant = p.quant ?? null;
+  // A skinny product Y = A x B with few columns is computed as Y^T = B^T x A^T (not with packed B).
+  if (N <= GEMV_ROWS && M > GEMV_ROWS && !quant) {
     [M, N] = [N, M];
     [a, b] = [b, a];
     [aStrides, bStrides] = [[bStrides[1], bStrides[0]], [aStrides[1], aStrides[0]]];
@@ -306,20 +313,36 @@ export function matmulStep(L, p) {
     alpha: p.alpha ?? 1, beta: p.beta ?? 1,
     ab_shape: batchShape, ab_strides: aBatchStrides, bb_shape: batchShape, bb_strides: bBatchStrides,
   };
-  const kernel = p.kernel ?? chooseMatmulKernel(L.ctx, M, N, batches);
+  if (quant) Object.assign(uniforms, scaleMapUniforms(quant.scaleMap));
+  let kernel = p.kernel ?? chooseMatmulKernel(L.ctx, M, N, batches);
   const variant = {dataType, batchRank: rank, hasC, aKContiguous: aStrides[1] === 1, bNContiguous: bStrides[1] === 1};
   // vec4 loads: the contiguous axis holds whole, aligned vec4s
   const aligned = (...xs) => xs.every((x) => x % 4 === 0);
   variant.vecA = aStrides[1] === 1 && aligned(K, offsets.a, aStrides[0], ...aBatchStrides);
-  variant.vecB = bStrides[1] === 1 && aligned(N, offsets.b, bStrides[0], ...bBatchStrides);
+  variant.vecB = !quant && bStrides[1] === 1 && aligned(N, offsets.b, bStrides[0], ...bBatchStrides);
   let shader;
   let groups;
   let threads;
+  // packed B: its scale and zero point bindings follow B
+  const bValues = quant ? [b, quant.scale, ...(quant.hasZp ? [quant.zero] : [])] : [b];
+  if (quant) {
+    variant.quant = {bits: quant.bits, signed: quant.signed, zeroBits: quant.zeroBits, zeroSigned: quant.zeroSigned, hasZp: quant.hasZp};
+    const layout = kernel === 'qgemv' ? quantizedGemvLayout(quant, uniforms) : null;
+    if (layout) {
+      // CPU adapters: one invocation a column, no barrier (ops/packed_weights.js); the context
+      // the tuning switch qgemvSerial (true / false) decides instead where set (tests)
+      const serial = L.ctx.tuning.qgemvSerial ?? isSoftwareAdapter(L.ctx);
+      shader = quantizedGemvShader({...variant, ...layout, serial, vecA: variant.vecA && offsets.a % 4 === 0}, declareCommon, storeY, storeHelpers);
+      return storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms,
+        {groups: Math.ceil(N / (serial ? QGEMV_SERIAL_COLS : QGEMV_COLS))});
+    }
+    if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, N, batches);
+  }
   if (kernel === 'gemv' && bStrides[0] === 1 && K > 1) {
-    shader = gemvDotShader(dataType, rank, hasC);
+    shader = gemvDotShader(dataType, rank, hasC, variant.quant);
     groups = Math.ceil(batches * M * N / 4);
   } else if (kernel === 'gemv') {
-    shader = gemvColShader(dataType, rank, hasC);
+    shader = gemvColShader(dataType, rank, hasC, variant.quant);
     uniforms.tilesN = Math.ceil(N / 64);
     groups = batches * M * uniforms.tilesN;
   } else if (kernel === 'blocked') {
@@ -333,10 +356,10 @@ export function matmulStep(L, p) {
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
     const splits = splitCount(L.ctx, groups, K);
-    if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]});
+    if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, bValues, c, y]});
     shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
   }
-  storeStep(L, p, shader, hasC ? [a, b, c, y] : [a, b, y], uniforms, {groups, threads});
+  storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms, {groups, threads});
 }
 
 /**
@@ -352,7 +375,7 @@ function storeStep(L, p, shader, values, uniforms, size) {
  * A tiled product split into `splits` ranges of K: the partial products into a scratch Value,
  * then the reduce step (alpha, C, epilogue) into Y.
  */
-function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b, c, y]}) {
+function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, bValues, c, y]}) {
   const {dataType, label} = p;
   const {M, N, K, batches} = uniforms;
   const hasC = Boolean(c);
@@ -360,7 +383,7 @@ function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b
   const splitK = Math.ceil(K / kChunk);
   const partial = L.temp(splitK * batches * M * N * 4, `${label}:split`);
   const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
-  L.step({shader, values: [a, b, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
+  L.step({shader, values: [a, ...bValues, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
     groups: groups * splitK, label});
   const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC, splitK),
     hasC ? [partial, c, y] : [partial, y], uniforms, {threads: batches * M * N});

@@ -27,6 +27,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
+import {bLoad, bLoadAt, declareB, quantKey} from './packed_weights.js';
 
 /** Tile rows per band of the tiled kernels' workgroup order. */
 const BAND = 8;
@@ -59,13 +60,14 @@ function addStores(shader, dataType, cTerm, storeY, split = false) {
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  */
-export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB, split}, declareCommon, storeY) {
+export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, wide, vecA, vecB, split, quant}, declareCommon, storeY) {
   const T = wgslType(dataType);
   const tile = wide ? 128 : 64;
   const q = tile / 4; // vec4s per k-row of a staged tile
   const halves = wide ? [0, 1] : [0];
-  const name = `matmul_tiled${wide ? '128' : ''}${split ? '_split' : ''}`;
-  const shader = new Shader(name).read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
+  const name = `matmul_tiled${wide ? '128' : ''}${split ? '_split' : ''}${quantKey(quant)}`;
+  const shader = new Shader(name).read('A', vecA ? 'vec4<f32>' : T);
+  declareB(shader, T, quant, vecB);
   if (hasC && !split) shader.read('C', T);
   shader.write(split ? 'P' : 'Y', split ? 'f32' : T);
   const cTerm = declareCommon(shader, batchRank, hasC && !split);
@@ -80,7 +82,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   }
   if (!vecB) {
     shader.fn(`fn load_b(k: u32, n: u32, b0: u32) -> f32 {
-  if (k < u_K() && n < u_N()) { return f32(B[b0 + k * u_b_sk() + n * u_b_sn()]); }
+  if (k < u_K() && n < u_N()) { return ${bLoad(quant, 'b0 + k * u_b_sk() + n * u_b_sn()', 'k', 'n')}; }
   return 0.0;
 }`);
   }
@@ -212,9 +214,10 @@ ${stores}`, {workgroupSize: 256, guard: false});
 }
 
 /** The blocked shader: one invocation per 4x4 block of Y, operands read from storage. */
-export function blockedShader({dataType, batchRank, hasC}, declareCommon, storeY) {
+export function blockedShader({dataType, batchRank, hasC, quant}, declareCommon, storeY) {
   const T = wgslType(dataType);
-  const shader = new Shader('matmul_blocked').read('A', T).read('B', T);
+  const shader = new Shader(`matmul_blocked${quantKey(quant)}`).read('A', T);
+  declareB(shader, T, quant);
   if (hasC) shader.read('C', T);
   shader.write('Y', T);
   const cTerm = declareCommon(shader, batchRank, hasC);
@@ -237,14 +240,14 @@ export function blockedShader({dataType, batchRank, hasC}, declareCommon, storeY
   let bc1 = b0 + min(n + 1u, u_N() - 1u) * u_b_sn();
   let bc2 = b0 + min(n + 2u, u_N() - 1u) * u_b_sn();
   let bc3 = b0 + min(n + 3u, u_N() - 1u) * u_b_sn();
-  var acc0 = vec4<f32>();
+${quant ? [0, 1, 2, 3].map((j) => `  let sn${j} = scale_n(min(n + ${j}u, u_N() - 1u));\n`).join('') : ''}  var acc0 = vec4<f32>();
   var acc1 = vec4<f32>();
   var acc2 = vec4<f32>();
   var acc3 = vec4<f32>();
   for (var k = 0u; k < u_K(); k++) {
     let ka = k * u_a_sk();
     let kb = k * u_b_sk();
-    let b = vec4<f32>(f32(B[bc0 + kb]), f32(B[bc1 + kb]), f32(B[bc2 + kb]), f32(B[bc3 + kb]));
+    ${quant ? 'let sk = scale_k(k);\n    ' : ''}let b = vec4<f32>(${[0, 1, 2, 3].map((j) => (quant ? bLoadAt(`bc${j} + kb`, `sk + sn${j}`) : bLoad(quant, `bc${j} + kb`, 'k', 'n'))).join(', ')});
     acc0 += f32(A[ar0 + ka]) * b;
     acc1 += f32(A[ar1 + ka]) * b;
     acc2 += f32(A[ar2 + ka]) * b;

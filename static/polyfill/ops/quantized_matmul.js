@@ -1,0 +1,89 @@
+/**
+ * Lowering of the internal node quantizedMatmul (compile/quantized_matmul.js): a matmul or gemm
+ * whose B is a dequantizeLinear of packed constant weights, as one step of the matrix kernels
+ * with the packed loader (ops/packed_weights.js), its fused element-wise stages in the epilogue.
+ *
+ * The packed weights are uploaded once, as their tensor-layout bytes (padded to 16 bytes, the
+ * quantized matrix-vector kernel's vec4<u32> loads), shared by every product of the plan reading
+ * them; the scales in the compute layout (f32); the zero points as their packed bytes, or not at
+ * all when every one is 0. Kernel: the quantized matrix-vector kernel for one row (every decode
+ * step of an LLM) where B's layout allows, else the kernel the adapter picks for the shape (the
+ * tiled kernels, the gemv kernels, or blocked on CPU adapters), each reading B through the packed
+ * loader. The tuning switch `matmul` (tuning.js) forces one as for float products.
+ */
+import {elementCount} from '../dtypes.js';
+import {slots} from '../operand.js';
+import {tensorSlots} from '../tensor.js';
+import {broadcastStrides} from '../shape/common.js';
+import {matmulStep} from './matmul_kernels.js';
+
+/** The tensor-layout bytes of constant `operand`. */
+function constantBytes(operand) {
+  const s = slots(operand);
+  return s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
+}
+
+/** Per Lowering: constant operand slots -> its packed Value (weights shared by several products). */
+const PACKED = new WeakMap();
+
+/** The Value holding constant `operand`'s packed bytes as they are (padded to 16 bytes). */
+function packedValue(L, operand, label) {
+  if (!PACKED.has(L)) PACKED.set(L, new Map());
+  const cache = PACKED.get(L);
+  const s = slots(operand);
+  let v = cache.get(s);
+  if (v) return v;
+  const bytes = constantBytes(operand);
+  const data = new Uint8Array(Math.max(16, Math.ceil(bytes.byteLength / 16) * 16));
+  data.set(bytes);
+  v = L.newValue('constant', data.byteLength, `${label} [${s.shape}] ${s.dataType}`, {data, packed: true});
+  cache.set(s, v);
+  return v;
+}
+
+function lowerQuantizedMatmul(node, L) {
+  const [a, w, scale, zero, c] = node.inputs;
+  const {bits, signed, zeroBits, zeroSigned, alpha, beta, aTranspose, view, scaleMap} = node.attrs;
+  const out = node.outputs[0].shape;
+  const N = out[out.length - 1];
+  const K = view.shape[0];
+  const M = elementCount(out) / N;
+  const hasZp = constantBytes(zero).some((byte) => byte !== 0);
+  let aStrides = [K, 1];
+  let aOffset = 0;
+  let aValue;
+  if (a.shape.length === 2) {
+    // a rank-2 A may be a deferred transpose (compile/views.js): read through its strides
+    const va = L.view(a);
+    L.origin = [...L.origin, ...va.origins];
+    aValue = va.value;
+    aOffset = va.offset;
+    aStrides = aTranspose ? [va.strides[1], va.strides[0]] : va.strides;
+  } else {
+    aValue = L.value(a);
+  }
+  const override = L.ctx.tuning.matmul;
+  matmulStep(L, {
+    node,
+    label: node.label,
+    dataType: node.outputs[0].dataType,
+    a: aValue,
+    b: packedValue(L, w, 'packed weights'),
+    c: c ? L.value(c) : undefined,
+    y: L.result(node),
+    M, N, K,
+    offsets: {a: aOffset, b: view.offset},
+    aStrides,
+    bStrides: view.strides,
+    cStrides: c ? broadcastStrides(c.shape, [M, N]) : undefined,
+    alpha, beta,
+    kernel: override ?? (M === 1 ? 'qgemv' : undefined),
+    quant: {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap,
+      scale: L.value(scale), zero: hasZp ? packedValue(L, zero, 'packed zero points') : null},
+  });
+}
+
+/** Internal operator table entries: nodes only compile passes create (no builder method). */
+export const internalOperators = {
+  quantizedMatmul: {lower: lowerQuantizedMatmul},
+};
