@@ -15,14 +15,14 @@ The graph follows ONNX Runtime GenAI's decoder layout so that ORT's WebNN EP map
   Sigmoid, Mul, Mul; down: MatMulNBits);
 * the final norm and the tied lm_head (MatMulNBits over the embedding's codes).
 
-``total_sequence_length`` is computed in the graph from the past buffer's shape
-(Shape -> Gather -> Cast), so that with static shapes (ORT-web's ``freeDimensionOverrides``)
-ORT folds it to the constant ``max_length`` that ORT's WebNN EP requires: one model file
-serves every maximum context, chosen when the sessions are created. Prefill then runs with
-``sequence_length = max_length`` (the prompt padded; causal attention makes the padding
-harmless), decode with ``sequence_length = 1``.
-
-Weights are written as external data (``model.onnx`` + ``model.onnx.data``).
+ORT's WebNN EP takes GroupQueryAttention only when ``total_sequence_length`` is a constant
+initializer equal to the past buffer's length (decode) and to the sequence length (prefill). So
+it is a literal, the maximum context: ``save()`` writes one small graph file per maximum context,
+``model-<max_length>.onnx``, all of them reading one weights file ``model.onnx.data``; the page
+picks one when it loads. (A total_sequence_length computed from the past buffer's shape, which
+ORT could fold under static shapes, makes ORT-web 1.30's session creation fail: "ParseData type
+mismatch ... Expected:int32 Actual:int64".) Prefill runs with ``sequence_length = max_length``
+(the prompt padded; causal attention keeps the padding unseen), decode with ``sequence_length = 1``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 
 MS = "com.microsoft"
+TSL = "total_sequence_length"
+DEFAULT_MAX_LENGTH = 256
 #: the onnx opset and IR version ORT-web 1.30 reads
 OPSET, IR_VERSION = 17, 8
 
@@ -209,10 +211,9 @@ def build_model(config: Config, weights: dict):
     cos, sin = rotary_caches(config)
     init("cos_cache", cos)
     init("sin_cache", sin)
-    init("kv_axis", np.array([2], np.int64))
-    node("Shape", ["past_key_values.0.key"], ["past_shape"])
-    node("Gather", ["past_shape", "kv_axis"], ["max_length_i64"], axis=0)
-    node("Cast", ["max_length_i64"], ["total_sequence_length"], to=TensorProto.INT32)
+    # a literal: ORT's WebNN EP takes GroupQueryAttention only with a constant
+    # total_sequence_length (save() writes one model file per maximum context)
+    init(TSL, np.array(DEFAULT_MAX_LENGTH, np.int32))
     residual = None
     for i, layer in enumerate(weights["layers"]):
         p = f"layers.{i}"
@@ -269,22 +270,32 @@ def build_model(config: Config, weights: dict):
     return model
 
 
-def save(model, folder: Path, config: Config, extra: dict | None = None) -> Path:
-    """Write ``model.onnx`` + ``model.onnx.data`` (external weights) and ``genai_config.json``
-    (the shape the page reads) into ``folder``; returns model.onnx's path."""
+def save(model, folder: Path, config: Config, max_lengths=(64, DEFAULT_MAX_LENGTH, 1024),
+         extra: dict | None = None) -> Path:
+    """Write ``model-<L>.onnx`` per maximum context L (graphs only) + ``model.onnx.data`` (the
+    weights, once) and ``genai_config.json`` (the shape the page reads) into ``folder``; returns
+    the folder. ``model`` is changed (its weights become external references)."""
     import onnx
+    from onnx import numpy_helper
 
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "model.onnx"
-    for stale in (path, folder / "model.onnx.data"):
-        stale.unlink(missing_ok=True)
-    onnx.save_model(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-                    location="model.onnx.data", size_threshold=1024)
+    for stale in folder.glob("model*.onnx*"):
+        stale.unlink()
+    tsl = next(t for t in model.graph.initializer if t.name == TSL)
+    for i, length in enumerate(sorted(max_lengths)):
+        tsl.CopyFrom(numpy_helper.from_array(np.array(length, np.int32), TSL))
+        path = folder / f"model-{length}.onnx"
+        if i == 0:  # the weights go out once; the 4-byte literal stays in the graph
+            onnx.save_model(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                            location="model.onnx.data", size_threshold=64)
+        else:
+            onnx.save_model(model, str(path))
     meta = {"config": config.to_json(), "inputs": ["input_ids", "seqlens_k", "logits_index"],
+            "max_lengths": sorted(max_lengths),
             "kv": {"layers": config.layers, "kv_heads": config.kv_heads, "head_dim": config.head_dim},
             **(extra or {})}
     (folder / "genai_config.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    return path
+    return folder
 
 
 #: the test suite's tiny decoder: head_dim 16 (onnxruntime's GQA wants a multiple of 8), the MLP's
@@ -297,5 +308,6 @@ def write_tiny(folder: Path, seed: int = 1, **overrides) -> tuple[Config, dict]:
     config and weights (for numpy references)."""
     config = dataclasses.replace(TINY, **overrides)
     weights = random_weights(config, seed)
-    save(build_model(config, weights), Path(folder), config, {"name": "tiny-random-decoder", "seed": seed})
+    save(build_model(config, weights), Path(folder), config, (16, 32, 64),
+         {"name": "tiny-random-decoder", "seed": seed})
     return config, weights

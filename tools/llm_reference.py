@@ -1,7 +1,7 @@
 """References for the GenAI-style decoders of tools/llm_model.py: onnxruntime's CPU EP running the
 same prefill + decode loop as the page (static/llm/), and a float64 NumPy forward pass.
 
-``OrtDecoder(model).generate(prompt_ids, new_tokens, max_length)`` is what the browser's
+``OrtDecoder(folder, max_length).generate(prompt_ids, new_tokens)`` is what the browser's
 generation must equal token for token (greedy); ``numpy_logits(config, weights, ids)`` is the
 float64 forward pass of the dequantized weights (every position's logits), for forced-decoding
 agreement.
@@ -30,14 +30,16 @@ class OrtDecoder:
     """onnxruntime (CPU EP) prefill + decode over a fixed-size KV cache, as the page runs it:
     prefill with the prompt padded to ``max_length`` rows, then one row per step."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, max_length: int):
         import onnxruntime
 
         meta = json.loads((Path(folder) / "genai_config.json").read_text(encoding="utf-8"))
-        self.kv = meta["kv"]
+        if max_length not in meta["max_lengths"]:
+            raise ValueError(f"{folder} has model files for the maximum contexts {meta['max_lengths']}, not {max_length}")
+        self.kv, self.max_length = meta["kv"], max_length
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
-        self.session = onnxruntime.InferenceSession(str(Path(folder) / "model.onnx"), options,
+        self.session = onnxruntime.InferenceSession(str(Path(folder) / f"model-{max_length}.onnx"), options,
                                                     providers=["CPUExecutionProvider"])
 
     def _run(self, ids: list[int], seqlens_k: int, logits_index: int, past: dict) -> tuple[np.ndarray, dict]:
@@ -48,25 +50,27 @@ class OrtDecoder:
         present = {n.replace("present.", "past_key_values."): v for n, v in out.items() if n.startswith("present.")}
         return out["logits"].reshape(-1), present
 
-    def empty_past(self, max_length: int) -> dict:
-        shape = (1, self.kv["kv_heads"], max_length, self.kv["head_dim"])
+    def empty_past(self) -> dict:
+        shape = (1, self.kv["kv_heads"], self.max_length, self.kv["head_dim"])
         return {f"past_key_values.{i}.{kind}": np.zeros(shape, np.float32)
                 for i in range(self.kv["layers"]) for kind in ("key", "value")}
 
-    def prefill(self, prompt: list[int], max_length: int) -> tuple[np.ndarray, dict]:
+    def prefill(self, prompt: list[int]) -> tuple[np.ndarray, dict]:
         """Logits of the last prompt token and the cache after the prompt."""
+        max_length = self.max_length
         if not 0 < len(prompt) < max_length:
             raise ValueError(f"the prompt takes 1 .. {max_length - 1} tokens; got {len(prompt)}")
         padded = prompt + [0] * (max_length - len(prompt))
-        return self._run(padded, max_length - 1, len(prompt) - 1, self.empty_past(max_length))
+        return self._run(padded, max_length - 1, len(prompt) - 1, self.empty_past())
 
     def step(self, token: int, position: int, past: dict) -> tuple[np.ndarray, dict]:
         """Logits after ``token`` placed at ``position`` (the cache holds ``position`` tokens)."""
         return self._run([token], position, 0, past)
 
-    def generate(self, prompt: list[int], new_tokens: int, max_length: int, stop: set[int] = frozenset()) -> list[int]:
+    def generate(self, prompt: list[int], new_tokens: int, stop: set[int] = frozenset()) -> list[int]:
         """Greedy continuation: up to ``new_tokens`` ids (ending early after a ``stop`` id)."""
-        logits, past = self.prefill(prompt, max_length)
+        max_length = self.max_length
+        logits, past = self.prefill(prompt)
         out = []
         position = len(prompt)
         while len(out) < new_tokens and position < max_length:
@@ -125,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=64)
     args = parser.parse_args(argv)
     ids = [int(i) for i in args.ids.split(",")]
-    print(OrtDecoder(args.folder).generate(ids, args.new, args.max_length))
+    print(OrtDecoder(args.folder, args.max_length).generate(ids, args.new))
     return 0
 
 
