@@ -1,0 +1,153 @@
+/**
+ * A GenAI-style decoder (tools/llm_model.py's layout) run by ONNX Runtime Web's WebNN EP on
+ * whatever `navigator.ml` is, with its KV cache kept on the device.
+ *
+ * Two sessions of one model-<maxLength>.onnx share one MLContext: prefill (sequence_length = maxLength, the
+ * prompt padded; causal attention leaves the padding unseen) and decode (sequence_length = 1).
+ * Both are created with static shapes (freeDimensionOverrides); the graph file's
+ * total_sequence_length is the literal maxLength, as ORT's WebNN EP requires for GroupQueryAttention.
+ *
+ * The cache: two MLTensors per past input (2 x layers x {key, value}, each
+ * [1, kv_heads, maxLength, head_dim]) bound through ORT's IO binding (ort.Tensor.fromMLTensor)
+ * as the step's past inputs and present outputs, swapped after every step. The WebNN spec's
+ * dispatch() refuses one MLTensor bound as both an input and an output (a TypeError), so the
+ * cache ping-pongs between the pair instead of being updated in place. Only the logits of the
+ * step's last row ([1, 1, vocab]) come back to the CPU.
+ */
+
+/** float32 elements of a tensor shape */
+const count = (shape) => shape.reduce((a, b) => a * b, 1);
+
+/**
+ * Fetch `url` as bytes, reporting progress (received, total bytes; total 0 when unknown).
+ * @returns {Promise<Uint8Array>}
+ */
+export async function fetchBytes(url, onProgress = () => {}) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const total = Number(response.headers.get('content-length')) || 0;
+  if (!response.body || !total) return new Uint8Array(await response.arrayBuffer());
+  const out = new Uint8Array(total);
+  let received = 0;
+  for await (const chunk of response.body) {
+    out.set(chunk, received);
+    received += chunk.length;
+    onProgress(received, total);
+  }
+  return out;
+}
+
+export class Decoder {
+  /**
+   * @param {object} ort the onnxruntime-web module (a build with the WebNN EP: ort.min.mjs)
+   * @param {string} baseUrl the model folder (genai_config.json, model-<maxLength>.onnx, model.onnx.data)
+   * @param {{maxLength?: number, deviceType?: string, onProgress?: Function, context?: MLContext}} options
+   *   onProgress(stage, fraction): 'download' then 'build'
+   */
+  static async load(ort, baseUrl, {maxLength = 256, deviceType = 'gpu', onProgress = () => {}, context} = {}) {
+    const base = baseUrl.endsWith('/') ? baseUrl : baseUrl + '/';
+    const meta = await (await fetch(base + 'genai_config.json')).json();
+    if (!meta.max_lengths.includes(maxLength)) {
+      throw new RangeError(`the model has graphs for the maximum contexts ${meta.max_lengths.join(', ')}; not ${maxLength}`);
+    }
+    const [model, data] = await Promise.all([
+      fetchBytes(`${base}model-${maxLength}.onnx`),
+      fetchBytes(base + 'model.onnx.data', (got, total) => onProgress('download', got / total)),
+    ]);
+    onProgress('download', 1);
+    context ??= await navigator.ml.createContext({deviceType});
+    const t0 = performance.now();
+    const options = (sequenceLength) => ({
+      executionProviders: [{name: 'webnn', deviceType, context}],
+      freeDimensionOverrides: {sequence_length: sequenceLength, max_length: maxLength},
+      externalData: [{path: 'model.onnx.data', data}],
+      preferredOutputLocation: 'ml-tensor',
+      extra: {session: {disable_cpu_ep_fallback: '1'}},
+      logSeverityLevel: 3,
+    });
+    onProgress('build', 0);
+    const prefill = await ort.InferenceSession.create(model, options(maxLength));
+    onProgress('build', 0.5);
+    const decode = await ort.InferenceSession.create(model, options(1));
+    onProgress('build', 1);
+    const decoder = new Decoder(ort, context, meta, maxLength, prefill, decode);
+    decoder.buildMs = performance.now() - t0;
+    decoder.weightBytes = data.byteLength;
+    await decoder.#allocate();
+    return decoder;
+  }
+
+  #ort; #pairs = []; #flip = false;
+
+  constructor(ort, context, meta, maxLength, prefill, decode) {
+    this.#ort = ort;
+    this.context = context;
+    this.config = meta.config;
+    this.kv = meta.kv;
+    this.maxLength = maxLength;
+    this.sessions = {prefill, decode};
+    this.kvShape = [1, meta.kv.kv_heads, maxLength, meta.kv.head_dim];
+    /** past input names, one pair of MLTensors each */
+    this.pastNames = [];
+    for (let i = 0; i < meta.kv.layers; i++) {
+      for (const kind of ['key', 'value']) this.pastNames.push(`past_key_values.${i}.${kind}`);
+    }
+  }
+
+  /** bytes of the KV cache on the device (both halves of every pair) */
+  get cacheBytes() { return 2 * this.pastNames.length * count(this.kvShape) * 4; }
+
+  async #allocate() {
+    const desc = {dataType: 'float32', shape: this.kvShape, readable: false, writable: true};
+    for (const name of this.pastNames) {
+      const pair = await Promise.all([this.context.createTensor(desc), this.context.createTensor(desc)]);
+      this.#pairs.push({name, tensors: pair.map((t) => this.#ort.Tensor.fromMLTensor(t, {dataType: 'float32', dims: this.kvShape}))});
+    }
+  }
+
+  /**
+   * One session run: `ids` at cache rows from `position` (prefill: the padded prompt from 0),
+   * cache past -> present swapped afterwards. Returns the logits of row `logitsIndex` (Float32Array).
+   */
+  async #run(session, ids, seqlensK, logitsIndex) {
+    const ort = this.#ort;
+    const feeds = {
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
+      seqlens_k: new ort.Tensor('int32', Int32Array.of(seqlensK), [1]),
+      logits_index: new ort.Tensor('int64', BigInt64Array.of(BigInt(logitsIndex)), [1]),
+    };
+    const fetches = {logits: null};
+    const [past, present] = this.#flip ? [1, 0] : [0, 1];
+    for (const {name, tensors} of this.#pairs) {
+      feeds[name] = tensors[past];
+      fetches[name.replace('past_key_values.', 'present.')] = tensors[present];
+    }
+    const out = await session.run(feeds, fetches);
+    this.#flip = !this.#flip;
+    const logits = await out.logits.getData(true);
+    return logits instanceof Float32Array ? logits : new Float32Array(logits);
+  }
+
+  /** Prefill: the prompt (1 .. maxLength - 1 token ids) from cache row 0; its last token's logits. */
+  prefill(ids) {
+    if (ids.length < 1 || ids.length >= this.maxLength) {
+      throw new RangeError(`the prompt takes 1 .. ${this.maxLength - 1} tokens; got ${ids.length}`);
+    }
+    this.#flip = false;
+    const padded = ids.concat(new Array(this.maxLength - ids.length).fill(0));
+    return this.#run(this.sessions.prefill, padded, this.maxLength - 1, ids.length - 1);
+  }
+
+  /** Decode one token placed at cache row `position` (the cache holds `position` tokens). */
+  step(token, position) {
+    if (position >= this.maxLength) throw new RangeError(`the context is full (${this.maxLength} tokens)`);
+    return this.#run(this.sessions.decode, [token], position, 0);
+  }
+
+  async release() {
+    await this.sessions.prefill.release();
+    await this.sessions.decode.release();
+    for (const {tensors} of this.#pairs) for (const t of tensors) t.dispose();
+    this.#pairs = [];
+  }
+}

@@ -1,0 +1,78 @@
+"""The text-generation page's decoder (static/demos/text-generation/decoder.js) on ORT-web's WebNN
+EP over the polyfill, against onnxruntime's CPU EP (Python) on the same model.
+
+The tiny random-weight GenAI-style decoder of tools/llm_model.py (2 layers, hidden 64, 4/2 heads,
+GroupQueryAttention with rotary, MatMulNBits with K = 72 in the MLP's down product, an 8-bit
+tied embedding) is written under server/models/generated/llm-tiny-<bits>/. Greedy decoding of 16
+tokens from a fixed prompt must equal onnxruntime's token for token; ORT must build one WebNN
+graph per session (prefill, decode: CPU fallback disabled) and each decode step must be one
+dispatch and one readTensor (the logits only: the KV cache stays on the device).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.graph_runner import run_js
+from tests.test_ort_webnn_ep import VENDOR
+from tools.llm_model import write_tiny
+from tools.llm_reference import OrtDecoder
+
+REPO = Path(__file__).resolve().parent.parent
+PROMPT = [5, 17, 42, 99, 3]
+NEW_TOKENS = 16
+MAX_LENGTH = 32
+
+_BODY = """
+const counts = {reads: 0, dispatches: 0, builds: 0};
+const read = MLContext.prototype.readTensor, dispatch = MLContext.prototype.dispatch;
+const build = MLGraphBuilder.prototype.build;
+MLContext.prototype.readTensor = function (...a) { counts.reads++; return read.apply(this, a); };
+MLContext.prototype.dispatch = function (...a) { counts.dispatches++; return dispatch.apply(this, a); };
+MLGraphBuilder.prototype.build = function (...a) { counts.builds++; return build.apply(this, a); };
+try {
+  const ort = await import('/demos/bench-ort/vendor/ort.min.mjs');
+  ort.env.wasm.numThreads = 1;
+  const {Decoder} = await import('/demos/text-generation/decoder.js');
+  const d = await Decoder.load(ort, '/models/%(name)s/', {maxLength: %(L)d, deviceType: '%(device)s'});
+  const builds = counts.builds;
+  const prompt = %(prompt)s;
+  let logits = await d.prefill(prompt);
+  const tokens = [], perStep = [];
+  let pos = prompt.length;
+  const argmax = (a) => a.reduce((best, v, i) => (v > a[best] ? i : best), 0);
+  for (;;) {
+    const t = argmax(logits);
+    tokens.push(t);
+    if (tokens.length === %(n)d) break;
+    const before = {...counts};
+    logits = await d.step(t, pos++);
+    perStep.push([counts.reads - before.reads, counts.dispatches - before.dispatches]);
+  }
+  await d.release();
+  return {tokens, builds, perStep};
+} finally {
+  Object.assign(MLContext.prototype, {readTensor: read, dispatch});
+  MLGraphBuilder.prototype.build = build;
+}
+"""
+
+
+@pytest.mark.parametrize("bits", [8])  # 4: once the polyfill has uint4 (ORT then maps 4-bit MatMulNBits)
+def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn_page, server_url, bits):
+    if not (VENDOR / "ort.min.mjs").is_file():
+        pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
+    name = f"llm-tiny-{bits}"
+    folder = REPO / "server" / "models" / "generated" / name
+    write_tiny(folder, bits=bits)
+    expected = OrtDecoder(folder, MAX_LENGTH).generate(PROMPT, NEW_TOKENS)
+    assert len(set(expected)) > 8  # a varied continuation, not one repeated token
+    result = run_js(webnn_page, server_url, _BODY % {"name": name, "L": MAX_LENGTH, "device": "gpu",
+                                                     "prompt": json.dumps(PROMPT), "n": NEW_TOKENS})
+    assert "ok" in result, result
+    got = result["ok"]
+    assert got["tokens"] == expected
+    assert got["builds"] == 2, got  # one WebNN graph per session: nothing left to ORT's CPU EP
+    assert got["perStep"] == [[1, 1]] * (NEW_TOKENS - 1), got["perStep"]
