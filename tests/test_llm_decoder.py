@@ -60,7 +60,7 @@ try {
 """
 
 
-@pytest.mark.parametrize("bits", [8])  # 4: once the polyfill has uint4 (ORT then maps 4-bit MatMulNBits)
+@pytest.mark.parametrize("bits", [8, 4])
 def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn_page, server_url, bits):
     if not (VENDOR / "ort.min.mjs").is_file():
         pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
