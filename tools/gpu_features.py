@@ -278,7 +278,7 @@ def probe(extra_args: list[str], size: int, reps: int, gpu_page: bool, timeout_s
     options["args"] = list(options.get("args", [])) + extra_args
     result: dict[str, Any] = {"extraArgs": extra_args}
     with blank_page_server() as base_url, sync_playwright() as p:
-        for _ in range(3):  # a fresh browser on some GPU hosts gets no adapter now and then
+        for _ in range(6):  # a fresh browser on some GPU hosts gets no adapter now and then
             browser = p.chromium.launch(headless=True, **options)
             try:
                 page = browser.new_page()

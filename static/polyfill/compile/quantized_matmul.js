@@ -22,7 +22,7 @@
  *    the chain, and not graph outputs (a dequantized tensor with another reader stays unfused:
  *    that reader needs it);
  *  - the chain's reshapes, slices and transposes compose to a strided view of W's row-major
- *    elements (compile/views.js reshapeStrides), the product's B: [K, N] (after gemm's
+ *    elements (shape/strides.js reshapeStrides), the product's B: [K, N] (after gemm's
  *    bTranspose), each of whose axes moves along rows only or along columns only of W seen as a
  *    matrix [R, C] split at some axis of W, where the scale's blocks are rectangles
  *    [blockRows, blockCols] (the blockwise broadcast of each side is: whole dimensions, at most
@@ -40,7 +40,7 @@
 import {elementCount} from '../dtypes.js';
 import {slots, useCounts} from '../operand.js';
 import {stridesOf} from '../shape/common.js';
-import {reshapeStrides} from './views.js';
+import {reshapeStrides} from '../shape/strides.js';
 
 /** Bits per element and signedness of the weight types a packed product reads. */
 export const PACKED_WEIGHTS = Object.freeze({
