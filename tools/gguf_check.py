@@ -49,14 +49,14 @@ def gguf_float_model(reader, config) -> dict:
     return weights
 
 
-def check(folder: Path, gguf_path: Path, max_length: int, new_tokens: int = 24) -> dict:
+def check(folder: Path, gguf_path: Path, max_length: int, prompt: str = PROMPT, new_tokens: int = 24) -> dict:
     from gguf import GGUFReader
     from tokenizers import Tokenizer
 
     reader = GGUFReader(str(gguf_path))
     config = read_config(reader, max_position=max_length)
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    text = chat_prompt(folder, PROMPT)
+    text = chat_prompt(folder, prompt)
     ids = tokenizer.encode(text).ids
     eos = tokenizer.token_to_id("<|im_end|>")
     print(f"prompt ({len(ids)} tokens): {text!r}\nids: {ids}")
@@ -75,15 +75,26 @@ def check(folder: Path, gguf_path: Path, max_length: int, new_tokens: int = 24) 
     reference = [int(t) for t in logits[len(ids) - 1:].argmax(-1)]
     agree = sum(a == b for a, b in zip(reference, out))
     print(f"top-1 agreement with float64 NumPy (GGUF values): {agree}/{len(out)}")
+    for step, (a, b) in enumerate(zip(reference, out)):
+        if a != b:
+            row = logits[len(ids) - 1 + step]
+            print(f"  step {step}: NumPy {a} {tokenizer.id_to_token(a)!r} ({row[a]:.3f}), onnxruntime {b} "
+                  f"{tokenizer.id_to_token(b)!r} ({row[b]:.3f} in NumPy's logits)")
 
-    # the 4-bit blocks against the GGUF's values: least-squares fit (kept codes) vs min/max requantization
-    ours = convert_weights(reader, config)["layers"][0]
+    # the same forward pass over the ONNX model's own (4-bit) values: isolates the graph from the requantization
+    converted = convert_weights(reader, config)
+    own = [int(t) for t in numpy_logits(config, converted, ids + out[:-1])[len(ids) - 1:].argmax(-1)]
+    own_agree = sum(a == b for a, b in zip(own, out))
+    print(f"top-1 agreement with float64 NumPy (the ONNX model's 4-bit values): {own_agree}/{len(out)}")
+
+    # the 4-bit blocks against the GGUF's values: the converter's fit vs plain min/max requantization
+    ours = converted["layers"][0]
     errors = {}
     for name in ("q", "gate", "down"):
         w = gguf_float_weights(reader, config, 0, name)
         fit = np.sqrt(np.mean((ours[name].dequantize() - w) ** 2))
         minmax = np.sqrt(np.mean((quantize(w, 4, 32).dequantize() - w) ** 2))
         errors[name] = (fit / np.sqrt(np.mean(w * w)), minmax / np.sqrt(np.mean(w * w)))
-        print(f"layer 0 {name}: relative RMS error vs GGUF: kept codes + LS fit {errors[name][0]:.4f}, "
+        print(f"layer 0 {name}: relative RMS error vs GGUF: converter {errors[name][0]:.4f}, "
               f"min/max requantized {errors[name][1]:.4f}")
-    return {"ids": ids, "generated": out, "text": answer, "agree": agree, "errors": errors}
+    return {"ids": ids, "generated": out, "text": answer, "agree": agree, "own_agree": own_agree, "errors": errors}

