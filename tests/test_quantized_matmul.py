@@ -24,6 +24,7 @@ import pytest
 from tests.conformance.encode import graph_case, operand, tensor
 from tests.conformance.family_helpers import assert_all_pass, describe, run_cases
 from tests.graph_runner import run_js
+from tests.test_ort_webnn_ep import _CAPTURE_GRAPHS
 
 pytestmark = pytest.mark.shared_page
 
@@ -405,14 +406,7 @@ const {graphSlots} = await import('/polyfill/graph.js');
 const {countWebNNCalls} = await import('/demos/bench-ort/runtimes.js');
 const counts = countWebNNCalls();
 const buildsBefore = counts.builds;
-const graphs = [];
-const build = MLGraphBuilder.prototype.build;
-MLGraphBuilder.prototype.build = async function (...args) {
-  const graph = await build.apply(this, args);
-  graphs.push(graph);
-  return graph;
-};
-try {
+""" + _CAPTURE_GRAPHS + """try {
   const ort = await import('/demos/bench-ort/vendor/ort.min.mjs');
   ort.env.wasm.numThreads = 1;
   const [model, input] = await Promise.all(['model.onnx', 'input.bin'].map(
