@@ -33,7 +33,7 @@ import {DATA_TYPES, computeByteLength, elementCount, isDirect} from '../dtypes.j
 import {slots} from '../operand.js';
 import {tensorSlots} from '../tensor.js';
 import {foldWorkgroups} from '../gpu/wgsl.js';
-import {lowerBoundaryIn, constantComputeBytes, wordBytes} from './boundary.js';
+import {lowerBoundaryIn, constantComputeBytes} from './boundary.js';
 import {maxBindingBytes} from '../gpu/device_limits.js';
 import {stridesOf} from '../shape/common.js';
 
@@ -158,10 +158,12 @@ export class Lowering {
   }
 
   /**
-   * A Value holding constant `operand`'s tensor-layout bytes as they are, padded to whole words
-   * (4-bit types: eight elements a word, element 8k in bits 0-3; see gpu/packing.js unpackExpr),
-   * for a kernel that unpacks them itself. Unlike value(), no widened copy is made; one Value per
-   * constant however often it is asked for.
+   * A Value holding constant `operand`'s tensor-layout bytes as they are, padded to whole 16-byte
+   * chunks (the quantized matrix-vector kernel loads vec4<u32>s; 4-bit types: eight elements a
+   * word, element 8k in bits 0-3; see gpu/packing.js unpackExpr), for a kernel that unpacks them
+   * itself. Unlike value(), no widened copy is made; one Value per constant however often and by
+   * whichever kernels it is asked for (a tied embedding's table serves its gather and the output
+   * product).
    */
   packedConstant(operand) {
     const s = slots(operand);
@@ -170,7 +172,8 @@ export class Lowering {
     let v = this.packed.get(s);
     if (!v) {
       const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
-      const data = wordBytes(bytes);
+      const data = new Uint8Array(Math.max(16, Math.ceil(bytes.byteLength / 16) * 16));
+      data.set(bytes);
       v = this.newValue('constant', data.byteLength, `constant [${s.shape}] (${s.dataType}, packed)`, {data});
       this.packed.set(s, v);
     }

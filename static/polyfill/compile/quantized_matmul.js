@@ -53,8 +53,12 @@ export const PACKED_WEIGHTS = Object.freeze({
 const FLOAT = new Set(['float32', 'float16']);
 const VIEW_OPS = new Set(['reshape', 'slice', 'transpose', 'identity']);
 
-/** The constant operand behind `operand` through reshapes/identities (row-major data unchanged), or null. */
-function constantBehind(operand) {
+/**
+ * The constant operand behind `operand` through reshapes/identities (row-major data unchanged),
+ * and the reshapes passed, or null.
+ * @returns {{operand, path: object[]}|null}
+ */
+export function constantBehind(operand) {
   let s = slots(operand);
   const path = [];
   while (s.kind === 'op' && (s.node.op === 'reshape' || s.node.op === 'identity')) {
@@ -232,7 +236,7 @@ export function planQuantizedMatmuls(nodes, outputs) {
 }
 
 /** `nodes` less those whose outputs nothing reads (a reshape of scales the dequantize read). */
-function withoutDeadNodes(nodes, outputs) {
+export function withoutDeadNodes(nodes, outputs) {
   const live = new Set(outputs.map((o) => slots(o)));
   const out = [];
   for (let i = nodes.length - 1; i >= 0; i--) {

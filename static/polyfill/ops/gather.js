@@ -23,7 +23,7 @@ import {addNode, operandOf} from '../builder_state.js';
  * WGSL `fn index_at(i: u32, n: u32) -> u32`: element i of the indices binding `I`, clamped and
  * made non-negative for a dimension of size n (see the file header).
  */
-function indexHelper(dataType) {
+export function indexHelper(dataType) {
   if (dataType === 'uint32') return 'fn index_at(i: u32, n: u32) -> u32 { return min(I[i], n - 1u); }';
   if (dataType === 'int32') {
     return `fn index_at(i: u32, n: u32) -> u32 {

@@ -37,7 +37,7 @@ export function scaleMapUniforms({k, n}) {
 }
 
 /** WGSL expression: element `i` (u32) of packed array `buf` of `bits`-bit elements, as i32. */
-function elementExpr(buf, i, bits, signed) {
+export function packedElementExpr(buf, i, bits, signed) {
   const per = 32 / bits;
   const shift = `(${32 - bits}u - ((${i}) % ${per}u) * ${bits}u)`;
   const word = `(${buf}[(${i}) / ${per}u] << ${shift})`;
@@ -59,7 +59,7 @@ export function declareB(shader, T, quant, vecB = false) {
   if (quant.hasZp) shader.read('Z', 'u32');
   declareScaleMap(shader, quant);
   shader.fn(`fn b_dequant_at(e: u32, si: u32) -> f32 {
-  return f32(${elementExpr('B', 'e', quant.bits, quant.signed)}${quant.hasZp ? ' - zero_point(si)' : ''}) * S[si];
+  return f32(${packedElementExpr('B', 'e', quant.bits, quant.signed)}${quant.hasZp ? ' - zero_point(si)' : ''}) * S[si];
 }
 fn b_dequant(e: u32, k: u32, n: u32) -> f32 { return b_dequant_at(e, scale_index(k, n)); }`);
 }
@@ -71,7 +71,7 @@ function declareScaleMap(shader, quant) {
 fn scale_n(n: u32) -> u32 { return ((u_qn_o() + n * u_qn_t()) / u_qn_b()) * u_qn_s(); }
 fn scale_index(k: u32, n: u32) -> u32 { return scale_k(k) + scale_n(n); }`);
   if (quant.hasZp) {
-    shader.fn(`fn zero_point(si: u32) -> i32 { return ${elementExpr('Z', 'si', quant.zeroBits, quant.zeroSigned)}; }`);
+    shader.fn(`fn zero_point(si: u32) -> i32 { return ${packedElementExpr('Z', 'si', quant.zeroBits, quant.zeroSigned)}; }`);
   }
 }
 

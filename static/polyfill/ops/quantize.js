@@ -96,27 +96,23 @@ function elementExpr(op, inType, zpType) {
   return kindOf(zpType) === 'i' ? `bitcast<i32>(${sum}.x)` : `${sum}.x`;
 }
 
-function lowerQuantize(node, L) {
-  const [input, scale, zeroPoint] = node.inputs;
-  const out = node.outputs[0];
-  const rank = input.shape.length;
-  const expr = elementExpr(node.op, input.dataType, zeroPoint.dataType);
-  const shader = new Shader(node.op).read('X', wgslType(input.dataType)).read('S', wgslType(scale.dataType))
-    .read('Z', wgslType(zeroPoint.dataType)).write('Y', wgslType(out.dataType));
-  const uniforms = {};
-  if (rank > 0) {
-    shader.uniform('shape', 'u32', rank).uniform('block', 'u32', rank).uniform('s_strides', 'u32', rank);
-    const strides = [];
-    let st = 1;
-    for (let d = rank - 1; d >= 0; d--) { strides[d] = st; st *= scale.shape[d]; }
-    Object.assign(uniforms, {shape: input.shape, block: input.shape.map((d, i) => d / scale.shape[i]), s_strides: strides});
+/**
+ * Declares on `shader` the blockwise broadcast of a scale of `scaleShape` over an input of
+ * `shape` (spec "blockwise broadcasting"): `fn s_offset(i: u32) -> u32`, the scale element of
+ * the input's row-major element i, and its uniforms.
+ * @returns {object} the uniform values
+ */
+export function declareScaleOffset(shader, shape, scaleShape) {
+  const rank = shape.length;
+  if (rank === 0) {
+    shader.fn('fn s_offset(i: u32) -> u32 { return 0u; }');
+    return {};
   }
-  const round = node.op === 'quantizeLinear' ? quantizeRound(input.dataType) : '';
-  const helpers = helpersUsedIn(LIBRARY, expr + round);
-  shader.fn(storeHelpers(out.dataType)).fn(collectHelpers(LIBRARY, helpers));
-  if (input.dataType === 'float16' && out.dataType !== 'float16') shader.fn(storeHelpers(input.dataType));
-  if (round) shader.fn(round);
-  shader.fn(rank === 0 ? 'fn s_offset(i: u32) -> u32 { return 0u; }' : `fn s_offset(i: u32) -> u32 {
+  shader.uniform('shape', 'u32', rank).uniform('block', 'u32', rank).uniform('s_strides', 'u32', rank);
+  const strides = [];
+  let st = 1;
+  for (let d = rank - 1; d >= 0; d--) { strides[d] = st; st *= scaleShape[d]; }
+  shader.fn(`fn s_offset(i: u32) -> u32 {
   var rem = i;
   var off = 0u;
   for (var d = ${rank - 1}i; d >= 0; d--) {
@@ -126,6 +122,21 @@ function lowerQuantize(node, L) {
   }
   return off;
 }`);
+  return {shape, block: shape.map((d, i) => d / scaleShape[i]), s_strides: strides};
+}
+
+function lowerQuantize(node, L) {
+  const [input, scale, zeroPoint] = node.inputs;
+  const out = node.outputs[0];
+  const expr = elementExpr(node.op, input.dataType, zeroPoint.dataType);
+  const shader = new Shader(node.op).read('X', wgslType(input.dataType)).read('S', wgslType(scale.dataType))
+    .read('Z', wgslType(zeroPoint.dataType)).write('Y', wgslType(out.dataType));
+  const uniforms = declareScaleOffset(shader, input.shape, scale.shape);
+  const round = node.op === 'quantizeLinear' ? quantizeRound(input.dataType) : '';
+  const helpers = helpersUsedIn(LIBRARY, expr + round);
+  shader.fn(storeHelpers(out.dataType)).fn(collectHelpers(LIBRARY, helpers));
+  if (input.dataType === 'float16' && out.dataType !== 'float16') shader.fn(storeHelpers(input.dataType));
+  if (round) shader.fn(round);
   shader.main(`  let x = X[gi];
   let so = s_offset(gi);
   let s = S[so];

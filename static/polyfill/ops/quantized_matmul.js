@@ -3,13 +3,13 @@
  * whose B is a dequantizeLinear of packed constant weights, as one step of the matrix kernels
  * with the packed loader (ops/packed_weights.js), its fused element-wise stages in the epilogue.
  *
- * The packed weights are uploaded once, as their tensor-layout bytes (padded to 16 bytes, the
- * quantized matrix-vector kernel's vec4<u32> loads), shared by every product of the plan reading
- * them; the scales in the compute layout (f32); the zero points as their packed bytes, or not at
- * all when every one is 0. Kernel: the quantized matrix-vector kernel for one row (every decode
- * step of an LLM) where B's layout allows, else the kernel the adapter picks for the shape (the
- * tiled kernels, the gemv kernels, or blocked on CPU adapters), each reading B through the packed
- * loader. The tuning switch `matmul` (tuning.js) forces one as for float products.
+ * The packed weights are uploaded once, as their tensor-layout bytes (Lowering packedConstant),
+ * shared by every product of the plan reading them; the scales in the compute layout (f32); the
+ * zero points as their packed bytes, or not at all when every one is 0. Kernel: the quantized
+ * matrix-vector kernel for one row (every decode step of an LLM) where B's layout allows, else
+ * the kernel the adapter picks for the shape (the tiled kernels, the gemv kernels, or blocked on
+ * CPU adapters), each reading B through the packed loader. The tuning switch `matmul`
+ * (tuning.js) forces one as for float products.
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
@@ -21,24 +21,6 @@ import {matmulStep} from './matmul_kernels.js';
 function constantBytes(operand) {
   const s = slots(operand);
   return s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
-}
-
-/** Per Lowering: constant operand slots -> its packed Value (weights shared by several products). */
-const PACKED = new WeakMap();
-
-/** The Value holding constant `operand`'s packed bytes as they are (padded to 16 bytes). */
-function packedValue(L, operand, label) {
-  if (!PACKED.has(L)) PACKED.set(L, new Map());
-  const cache = PACKED.get(L);
-  const s = slots(operand);
-  let v = cache.get(s);
-  if (v) return v;
-  const bytes = constantBytes(operand);
-  const data = new Uint8Array(Math.max(16, Math.ceil(bytes.byteLength / 16) * 16));
-  data.set(bytes);
-  v = L.newValue('constant', data.byteLength, `${label} [${s.shape}] ${s.dataType}`, {data, packed: true});
-  cache.set(s, v);
-  return v;
 }
 
 function lowerQuantizedMatmul(node, L) {
@@ -68,7 +50,7 @@ function lowerQuantizedMatmul(node, L) {
     label: node.label,
     dataType: node.outputs[0].dataType,
     a: aValue,
-    b: packedValue(L, w, 'packed weights'),
+    b: L.packedConstant(w),
     c: c ? L.value(c) : undefined,
     y: L.result(node),
     M, N, K,
@@ -79,7 +61,7 @@ function lowerQuantizedMatmul(node, L) {
     alpha, beta,
     kernel: override ?? (M === 1 ? 'qgemv' : undefined),
     quant: {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap,
-      scale: L.value(scale), zero: hasZp ? packedValue(L, zero, 'packed zero points') : null},
+      scale: L.value(scale), zero: hasZp ? L.packedConstant(zero) : null},
   });
 }
 
