@@ -1,5 +1,6 @@
 /**
- * build(): graph -> fixed plan. The passes (PASSES, applied in order): layer normalizations written out as
+ * build(): graph -> fixed plan. The passes (PASSES, applied in order): computations repeated from
+ * the same inputs are made once (compile/cse.js); layer normalizations written out as
  * element-wise operators become one layerNormalization node (compile/layer_norm.js); a product of
  * dequantized packed constant weights becomes one quantizedMatmul node (compile/quantized_matmul.js)
  * and a gather of a dequantized packed table one quantizedGather node (compile/quantized_gather.js); element-wise
@@ -30,6 +31,7 @@ import {attentionPass} from './attention.js';
 import {siblingsPass} from './siblings.js';
 import {splitNormPass} from './split_norm.js';
 import {layerNormPass} from './layer_norm.js';
+import {csePass} from './cse.js';
 import {quantizedMatmulPass} from './quantized_matmul.js';
 import {quantizedGatherPass} from './quantized_gather.js';
 import {lowerCopy} from './copy.js';
@@ -46,6 +48,7 @@ const STORAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUs
  * one line here.
  */
 export const PASSES = Object.freeze([
+  csePass,         // a computation repeated from the same inputs -> sharedValue nodes of the first
   layerNormPass,   // written-out layer/RMS norms -> one layerNormalization node
   quantizedMatmulPass, // dequantizeLinear(packed constant) -> [views] -> matmul/gemm -> one quantizedMatmul node
   quantizedGatherPass, // gather(dequantizeLinear(packed constant table)) -> one quantizedGather node

@@ -6,12 +6,14 @@
  */
 import {internalOperators as attention} from './attention.js';
 import {internalOperators as mergedMatmul} from './merged_matmul.js';
+import {internalOperators as movement} from './movement.js';
 import {internalOperators as quantizedGather} from './quantized_gather.js';
 import {internalOperators as quantizedMatmul} from './quantized_matmul.js';
 
 export const INTERNAL_OPERATORS = Object.freeze({
   ...attention,
   ...mergedMatmul,
+  ...movement,
   ...quantizedGather,
   ...quantizedMatmul,
 });

@@ -305,3 +305,20 @@ export const operators = {
     limits: single(),
   },
 };
+
+/**
+ * The internal node sharedValue (compile/cse.js): output i is input i's value (a deferred view
+ * stays deferred), no step.
+ */
+function lowerSharedValue(node, L) {
+  node.outputs.forEach((output, i) => {
+    const view = L.deferredView(node.inputs[i]);
+    if (view) L.defer(output, view);
+    else L.alias(output, L.value(node.inputs[i]));
+  });
+}
+
+/** Internal operator table entries: nodes only compile passes create (no builder method). */
+export const internalOperators = {
+  sharedValue: {lower: lowerSharedValue},
+};
