@@ -39,10 +39,11 @@ TUNE_CONTEXT_JS = """async (context, tuning, limit) => {
 }"""
 
 _RUN_MANY_JS = """
-async (casesJson) => {
+async ([casesJson, tuning]) => {
   const {runGraph} = await import('/harness/graph_json.js');
   const cases = JSON.parse(casesJson);
   const context = await navigator.ml.createContext();
+  if (tuning) await (TUNE_CONTEXT_JS)(context, tuning, null);
   const results = [];
   try {
     for (const c of cases) {
@@ -57,7 +58,7 @@ async (casesJson) => {
   }
   return results;
 }
-"""
+""".replace("TUNE_CONTEXT_JS", TUNE_CONTEXT_JS)
 
 _ERRORS_JS = """
 async (snippets) => {
@@ -95,8 +96,10 @@ async ([js, arg, kernelOverrides, workgroupLimit]) => {
 
 
 def run_graphs(page, base_url: str,
-               cases: Sequence[tuple[Mapping[str, Any], Mapping[str, np.ndarray]]]) -> list[Any]:
-    """Build and compute each (description, inputs) case on one context.
+               cases: Sequence[tuple[Mapping[str, Any], Mapping[str, np.ndarray]]],
+               tuning: Mapping[str, Any] | None = None) -> list[Any]:
+    """Build and compute each (description, inputs) case on one context (with the tuning
+    switches ``tuning``, static/polyfill/tuning.js, when given).
 
     Returns:
         One entry per case: ``{output name: np.ndarray}``, or the :class:`GraphError`
@@ -105,7 +108,7 @@ def run_graphs(page, base_url: str,
     open_harness(page, base_url)
     payload = [{"description": d, "inputs": {n: encode_tensor(a) for n, a in inputs.items()}}
                for d, inputs in cases]
-    raw = page.evaluate(_RUN_MANY_JS, json.dumps(payload))
+    raw = page.evaluate(_RUN_MANY_JS, [json.dumps(payload), dict(tuning) if tuning else None])
     results: list[Any] = []
     for r in raw:
         if "error" in r:
@@ -198,9 +201,10 @@ def assert_bits(actual, expected):
     assert bad.size == 0, f"{bad.size} elements differ, first at {bad[:5]}: {actual.flat[bad[:5]]} vs {expected.flat[bad[:5]]}"
 
 
-def check_all(page, server_url, cases):
-    """cases: (description, inputs, {output: expected}) triples, all run in one batch."""
-    results = run_graphs(page, server_url, [(d, i) for d, i, _ in cases])
+def check_all(page, server_url, cases, tuning=None):
+    """cases: (description, inputs, {output: expected}) triples, all run in one batch (on a
+    context with the tuning switches ``tuning`` when given)."""
+    results = run_graphs(page, server_url, [(d, i) for d, i, _ in cases], tuning)
     failures = []
     for (desc, _, expected), result in zip(cases, results):
         op = desc["operators"][-1]

@@ -133,10 +133,15 @@ def test_scatter_elements(webnn_page, server_url):
 
 SCATTER_ND = [([5], [3, 1]), ([5], [9, 1]), ([4, 3], [2, 1]), ([4, 3], [3, 2]), ([2, 2, 2], [2, 2]),
               ([2, 2, 2], [2]), ([3, 4, 2], [2, 2, 2]), ([2, 3, 2, 2, 3], [4, 3]), ([4, 4], [6, 2]),
-              ([2, 1, 2, 1, 2, 1, 2, 3], [3, 8]), ([3, 2, 2, 2, 2, 2], [2, 2, 1]), ([4, 3], [2])]
+              ([2, 1, 2, 1, 2, 1, 2, 3], [3, 8]), ([3, 2, 2, 2, 2, 2], [2, 2, 1]), ([4, 3], [2]),
+              ([80, 2], [70, 1])]
 
 
-def test_scatter_nd(webnn_page, server_url):
+@pytest.mark.parametrize("search_max", [None, 0, 1000])
+def test_scatter_nd(webnn_page, server_url, search_max):
+    """Both lowerings (ops/gather.js): the one step searching the updates from each output element
+    (the default for at most 64 update slices, every case with 1000), and copy, claim and write
+    (0; the default beyond 64 slices, the last case)."""
     cases = []
     for k, j, (shape, ishape), data_type, index_type in typed_rows_with_indices(SCATTER_ND):
         x = data(shape, data_type, seed=k)
@@ -144,7 +149,7 @@ def test_scatter_nd(webnn_page, server_url):
         upd = data(ishape[:-1] + shape[ishape[-1]:], data_type, seed=100 + k)
         d, i = op_graph("scatterND", {"x": x, "i": idx, "u": upd}, constants={"i"} if j % 2 else ())
         cases.append((d, i, {"y": ref.scatterND(x, idx, upd)}))
-    check_all(webnn_page, server_url, cases)
+    check_all(webnn_page, server_url, cases, None if search_max is None else {"scatterSearchMax": search_max})
 
 
 def test_gather_scatter_validation(webnn_page, server_url):

@@ -39,6 +39,8 @@ export const SWITCHES = Object.freeze({
     what: "the matrix kernel of every matmul, gemm and non-pointwise product ('qgemv': packed-weight products only)"},
   qgemvSerial: {default: undefined, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the packed-weight matrix-vector kernel)', valid: bool,
     what: 'one invocation a column with no barrier (undefined: on software adapters), instead of 32 invocations sharing a column'},
+  scatterSearchMax: {default: 64, unit: 'update slices (0: never)', readBy: 'ops/gather.js lowerScatterND', valid: (v) => Number.isInteger(v) && v >= 0,
+    what: 'a scatterND of at most this many update slices is one step in which each output element searches the updates, instead of copy, claim and write steps'},
   pointwise: {default: undefined, unit: "'blocked' | 'tiled' | 'tiled128' | 'gemv'", readBy: 'ops/conv2d.js pointwiseKernel',
     valid: oneOf('blocked', 'tiled', 'tiled128', 'gemv'), what: 'the matrix kernel of a pointwise (1x1) conv2d'},
   rows: {default: undefined, unit: "'invocation' | 'workgroup'", readBy: 'ops/rows.js useShortRows',

@@ -6,7 +6,8 @@
  * Index semantics (the spec leaves out-of-range values to clamping, see its notes): an index v
  * into a dimension of size n is clamped to [-n, n-1], then a negative value counts from the end
  * (v + n). Scatter with duplicate targets is deterministic: the update that comes last in
- * row-major order wins (an atomicMax over update numbers picks it, then only it writes).
+ * row-major order wins (an atomicMax over update numbers picks it, then only it writes; a
+ * scatterND of few update slices searches them from each output element instead, one step).
  */
 import {ALL_TYPES, elementCount} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
@@ -125,8 +126,40 @@ function lowerScatterElements(node, L) {
     (s) => s.uniform('inner').uniform('axis_size').uniform('indices_axis'));
 }
 
+/**
+ * scatterND with few update slices (an LLM's KV cache update: one row a head per decode step) as
+ * one step: each output element looks for the last update slice targeting its slice (the rule of
+ * lowerScatter: the last in row-major order wins) and takes that element, else the input's.
+ */
+function lowerScatterNDSearch(node, L, updateSlices) {
+  const [input, indices, updates] = node.inputs;
+  const {k, slice, dims, strides} = node.attrs;
+  const T = wordType(input.dataType);
+  const shader = new Shader('scatterND_search').read('X', T).read('I', wgslType(indices.dataType)).read('U', T).write('Y', T)
+    .uniform('slice').uniform('updates').uniform('dims', 'u32', k).uniform('strides', 'u32', k)
+    .fn(indexHelper(indices.dataType)).main(`
+  let r = gi % u_slice();
+  let base = gi - r;
+  var src = -1i;
+  for (var j = 0u; j < u_updates(); j++) {
+    var off = 0u;
+    for (var t = 0u; t < ${k}u; t++) {
+      off += index_at(j * ${k}u + t, u_dims(t)) * u_strides(t);
+    }
+    if (off == base) { src = i32(j); }
+  }
+  if (src >= 0) { Y[gi] = U[u32(src) * u_slice() + r]; } else { Y[gi] = X[gi]; }`);
+  L.step({shader, values: [L.value(input), L.value(indices), L.value(updates), L.result(node)],
+    uniforms: {slice, updates: updateSlices, dims, strides}, threads: elementCount(input.shape), label: node.label});
+}
+
 function lowerScatterND(node, L) {
   const {k, slice, dims, strides} = node.attrs;
+  const updateSlices = elementCount(node.inputs[2].shape) / slice;
+  if (updateSlices <= L.ctx.tuning.scatterSearchMax) {
+    lowerScatterNDSearch(node, L, updateSlices);
+    return;
+  }
   lowerScatter(node, L, ndOffset(k), {slice, dims, strides},
     (s) => s.uniform('slice').uniform('dims', 'u32', k).uniform('strides', 'u32', k));
 }
