@@ -1,6 +1,7 @@
 """The common-subexpression pass (static/polyfill/compile/cse.js): a node computing what an
 earlier one computes (same operator, attributes and inputs, earlier duplicates seen through)
-becomes a sharedValue node of the earlier one's values, with no step; nodes whose attributes
+becomes a sharedValue node of the earlier one's values, with no step; small constants of equal
+bytes are one input, larger ones only themselves; nodes whose attributes
 differ only where their JSON text would not (±Infinity, -0) stay apart. Graph in -> nodes out,
 then the values of the built graph against NumPy and its step list."""
 from __future__ import annotations
@@ -27,7 +28,15 @@ const zn = b.pad(x, [0, 1], [0, 0], {value: -0});   // differs only in the zero'
 const [s0] = b.split(x, 3, {axis: 1});
 const [, , t2] = b.split(x, 3, {axis: 1});          // a multi-output node shared
 const y = b.concat([s0, t2, b.mul(r2, hi)], 1);
-const outs = {r1, r2, other, hi, lo, zp, zn, y};
+// small constants are told apart by contents: two scalar 0.5 constants are one input
+const h1 = b.mul(x, b.constant('float32', 0.5), {label: 'half'});
+const h2 = b.mul(x, b.constant('float32', 0.5), {label: 'half again'});
+const h3 = b.mul(x, b.constant('float32', 0.25), {label: 'quarter'});
+// larger ones (over 256 bytes) only by identity
+const wide = () => b.constant({dataType: 'float32', shape: [100]}, new Float32Array(100).fill(1));
+const w1 = b.mul(x, b.reduceSum(wide(), {keepDimensions: false}), {label: 'wide'});
+const w2 = b.mul(x, b.reduceSum(wide(), {keepDimensions: false}), {label: 'wide again'});
+const outs = {r1, r2, other, hi, lo, zp, zn, y, h1, h2, h3, w1, w2};
 const nodes = reachableNodes(Object.values(outs));
 const after = planCommonSubexpressions(nodes, Object.values(outs));
 const shared = after.filter((n) => n.op === 'sharedValue').map((n) => n.label || n.origin.type);
@@ -52,9 +61,9 @@ def test_repeated_computations_are_made_once(webnn_page, server_url):
     r = run_js(webnn_page, server_url, _BODY)
     assert "ok" in r, r
     got = r["ok"]
-    # the second relu and split become sharedValue nodes of the first; the second add, read by
-    # nothing once its relu is shared, is dropped; nothing else changes
-    assert sorted(got["shared"]) == ["relu", "split"], got["shared"]
+    # the second relu, split and multiplication by 0.5 become sharedValue nodes of the first; the
+    # second add, read by nothing once its relu is shared, is dropped; nothing else changes
+    assert sorted(got["shared"]) == ["half again", "relu", "split"], got["shared"]
     assert got["after"] == got["before"] - 1, (got["before"], got["after"])
     assert not any(":again" in s for s in got["steps"]), got["steps"]
     assert sum(s.startswith("split") for s in got["steps"]) <= 3, got["steps"]
@@ -65,6 +74,7 @@ def test_repeated_computations_are_made_once(webnn_page, server_url):
         "r1": relu, "r2": relu, "other": np.maximum(x - c, 0), "hi": x, "lo": np.full_like(x, -np.inf),
         "zp": np.pad(x, ((0, 0), (1, 0))), "zn": np.pad(x, ((0, 0), (1, 0)), constant_values=-0.0),
         "y": np.concatenate([x[:, :2], x[:, 4:], relu * x], axis=1),
+        "h1": x * 0.5, "h2": x * 0.5, "h3": x * 0.25, "w1": x * 100, "w2": x * 100,
     }
     for name, want in expected.items():
         have = np.array(got["results"][name], np.float64).reshape(want.shape)

@@ -8,11 +8,23 @@
  * cumulativeSum, expand, lesser, where) and the rotary embedding's cos/sin gathers once per
  * layer from the same inputs; here each is computed once.
  *
- * Nodes whose attributes hold anything but numbers, strings, booleans, plain arrays and plain
- * objects are never merged (their equality is not decided by their text).
+ * Small constants (at most SMALL_CONSTANT bytes) count as the same input when their type, shape and
+ * bytes are: converters make one scalar constant per use (ORT's `add(position, 0)` before each
+ * rotary gather). Nodes whose attributes hold anything but numbers, strings, booleans, plain
+ * arrays and plain objects are never merged (their equality is not decided by their text).
  */
 import {slots} from '../operand.js';
 import {withoutDeadNodes} from './quantized_matmul.js';
+
+/** Constants of at most this many bytes are told apart by their contents, larger ones by identity. */
+const SMALL_CONSTANT = 256;
+
+/** A key of a small constant's type, shape and bytes, or null (larger, or a tensor's). */
+function constantKey(s) {
+  if (s.kind !== 'constant' || !s.bytes || s.bytes.byteLength > SMALL_CONSTANT) return null;
+  const bytes = new Uint8Array(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength);
+  return `${s.dataType}[${s.shape}]${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
 
 /** A key of `attrs` for equality, or null when they hold values the key cannot decide on. */
 function attrsKey(attrs) {
@@ -37,9 +49,15 @@ function attrsKey(attrs) {
  */
 export function planCommonSubexpressions(nodes, outputs) {
   const ids = new Map(); // operand slots -> the id of the value it holds
+  const constants = new Map(); // small constant's key -> its id
+  let next = 0;
   const idOf = (operand) => {
     const s = slots(operand);
-    if (!ids.has(s)) ids.set(s, ids.size);
+    if (!ids.has(s)) {
+      const key = constantKey(s);
+      if (key !== null && !constants.has(key)) constants.set(key, next++);
+      ids.set(s, key !== null ? constants.get(key) : next++);
+    }
     return ids.get(s);
   };
   const first = new Map(); // key -> the node first computing it
