@@ -3,7 +3,8 @@
  * the same inputs are made once (compile/cse.js); layer normalizations written out as
  * element-wise operators become one layerNormalization node (compile/layer_norm.js); a product of
  * dequantized packed constant weights becomes one quantizedMatmul node (compile/quantized_matmul.js)
- * and a gather of a dequantized packed table one quantizedGather node (compile/quantized_gather.js); element-wise
+ * and a gather of a dequantized packed table one quantizedGather node (compile/quantized_gather.js);
+ * the rotary embedding written out becomes one rotaryEmbedding node (compile/rotary.js); element-wise
  * chains fuse into their producers (compile/fusion.js); a matmul stores into its transpose's
  * layout (compile/views.js); matmul -> softmax -> matmul becomes a fusedAttention node
  * (compile/attention.js); sibling products of one A become a mergedMatmul node
@@ -34,6 +35,7 @@ import {layerNormPass} from './layer_norm.js';
 import {csePass} from './cse.js';
 import {quantizedMatmulPass} from './quantized_matmul.js';
 import {quantizedGatherPass} from './quantized_gather.js';
+import {rotaryPass} from './rotary.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
 import {captureErrors} from '../gpu/error_scope.js';
@@ -52,6 +54,7 @@ export const PASSES = Object.freeze([
   layerNormPass,   // written-out layer/RMS norms -> one layerNormalization node
   quantizedMatmulPass, // dequantizeLinear(packed constant) -> [views] -> matmul/gemm -> one quantizedMatmul node
   quantizedGatherPass, // gather(dequantizeLinear(packed constant table)) -> one quantizedGather node
+  rotaryPass,      // the rotation of halves written out (split, concat, mul, add) -> one rotaryEmbedding node
   fusionPass,      // element-wise chains -> their producer's epilogue
   storeViewPass,   // a matmul stores into its only consumer transpose's layout
   attentionPass,   // matmul -> softmax -> matmul -> one fusedAttention node

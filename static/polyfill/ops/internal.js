@@ -9,6 +9,7 @@ import {internalOperators as mergedMatmul} from './merged_matmul.js';
 import {internalOperators as movement} from './movement.js';
 import {internalOperators as quantizedGather} from './quantized_gather.js';
 import {internalOperators as quantizedMatmul} from './quantized_matmul.js';
+import {internalOperators as rotary} from './rotary.js';
 
 export const INTERNAL_OPERATORS = Object.freeze({
   ...attention,
@@ -16,4 +17,5 @@ export const INTERNAL_OPERATORS = Object.freeze({
   ...movement,
   ...quantizedGather,
   ...quantizedMatmul,
+  ...rotary,
 });
