@@ -80,7 +80,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   return 0.0;
 }`);
   }
-  if (!vecB) {
+  if (!vecB && !quant) {
     shader.fn(`fn load_b(k: u32, n: u32, b0: u32) -> f32 {
   if (k < u_K() && n < u_N()) { return ${bLoad(quant, 'b0 + k * u_b_sk() + n * u_b_sn()', 'k', 'n')}; }
   return 0.0;
@@ -125,7 +125,24 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
       ${aIdx}
       As[ka * ${q}u + ma / 4u][ma % 4u] = pa[i];
     }`;
-  const fetchB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
+  // packed B (quant): the scale offsets of the invocation's columns (fixed for the whole K loop)
+  // are computed once, and a fetch computes each row's once (once for all its loads where they
+  // share the row, B contiguous in K), so a load costs no division
+  const nbOf = (i) => (bNContiguous ? `((li + ${i * 256}u) % ${tile}u)` : `((li + ${i * 256}u) / 16u)`);
+  const kbOf = (i) => (bNContiguous ? `((li + ${i * 256}u) / ${tile}u)` : '(li % 16u)');
+  const snInit = quant && !vecB ? [...Array(nB).keys()].map((i) => `  let sn${i} = scale_n(min(n0 + ${nbOf(i)}, u_N() - 1u));`).join('\n') : '';
+  const fetchQuant = `${bNContiguous ? '' : '    let sk = scale_k(min(kn + (li % 16u), u_K() - 1u));\n'}${[...Array(nB).keys()].map((i) => `    {
+      let kb = ${kbOf(i)};
+      let nb = ${nbOf(i)};
+      let k = kn + kb;
+      let n = n0 + nb;
+      var v = 0.0;
+      if (k < u_K() && n < u_N()) {
+        v = ${bLoadAt('b0 + k * u_b_sk() + n * u_b_sn()', `${bNContiguous ? 'scale_k(k)' : 'sk'} + sn${i}`)};
+      }
+      pb[${i}] = v;
+    }`).join('\n')}`;
+  const fetchB = quant && !vecB ? fetchQuant : vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
       let e = li + i * 256u;
       let nq = e % ${q}u;
       let kb = e / ${q}u;
@@ -186,6 +203,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   let ty = li / 16u;
 ${declare}
 ${regs}
+${snInit}
   {
     let kn = k_lo;
 ${fetchA}
