@@ -2,13 +2,15 @@
  * The WebGPU backend of an MLContext (context.js createContextObject): tensors are GPU buffers of
  * one GPUDevice, graphs compile to a Plan of compute steps (compile/plan.js). It owns the
  * context's WebGPU state, kept in the context's slots for the compiler and the kernels:
- * `device`, `pool` (gpu/buffer_pool.js), `pipelines` (gpu/pipeline_cache.js), `completion`
+ * `device`, `pool` (gpu/buffer_pool.js), `constants` (gpu/constant_store.js: constant buffers
+ * shared by the context's graphs), `pipelines` (gpu/pipeline_cache.js), `completion`
  * (gpu/completion.js), `pendingWrites` (gpu/pending_writes.js), `adapterInfo`, `profiling`.
  * Each context has its own; nothing is shared between contexts.
  */
 import {domError, typeError} from './errors.js';
 import {byteLength, bytesOf} from './dtypes.js';
 import {BufferPool} from './gpu/buffer_pool.js';
+import {ConstantStore} from './gpu/constant_store.js';
 import {Completion} from './gpu/completion.js';
 import {PendingWrites} from './gpu/pending_writes.js';
 import {PipelineCache} from './gpu/pipeline_cache.js';
@@ -165,6 +167,7 @@ class WebGpuBackend {
     const s = this.s;
     s.pendingWrites.drop();
     s.pool.destroy();
+    s.constants.destroy();
     s.completion.destroy();
     if (this.ownsDevice) this.device.destroy();
   }
@@ -201,6 +204,7 @@ export function createWebGpuContext(device, {ownsDevice, adapterInfo, powerPrefe
     profilingRequested: Boolean(polyfill.profiling),
     profiling: Boolean(polyfill.profiling) && device.features.has('timestamp-query'),
     pool: new BufferPool(device, completion),
+    constants: new ConstantStore(device, TENSOR_USAGE),
     pipelines: new PipelineCache(device),
   }});
 }

@@ -159,6 +159,8 @@ export class Plan {
     this.inputs = L.inputs;
     this.outputs = outputs;
     this.owned = [];
+    /** sharing keys of the constants held in the context's ConstantStore (gpu/constant_store.js) */
+    this.sharedKeys = [];
     this.bindCache = new Map();
     /** @type {StepTimer|null} GPU time per step, only in a context with profiling on */
     this.timer = null;
@@ -186,6 +188,10 @@ export class Plan {
     const {device, pipelines} = this.ctx;
     const compiled = Promise.all(this.steps.map((st) => pipelines.get(st.shader)));
     compiled.catch(() => {}); // awaited below unless allocation fails first
+    // constants other graphs of the context hold already are shared, by length and digest
+    const constants = this.values.filter((v) => v.kind === 'constant');
+    const keys = await Promise.all(constants.map((v) => this.ctx.constants.keyOf(v.data)));
+    constants.forEach((v, i) => { v.shareKey = keys[i]; });
     const allocation = captureErrors(device, () => this.allocate());
     const allocationError = await allocation.error;
     if (allocationError) {
@@ -211,9 +217,10 @@ export class Plan {
     this.assignBuffers();
     for (const v of this.values) {
       if (v.kind === 'constant') {
-        v.buffer = device.createBuffer({size: v.bytes, usage: STORAGE, label: `webnn:${v.label}`});
-        device.queue.writeBuffer(v.buffer, 0, v.data.buffer, v.data.byteOffset, v.data.byteLength);
-        this.owned.push(v.buffer);
+        const {buffer, shared} = this.ctx.constants.acquire(v.shareKey, v.data, `webnn:${v.label}`);
+        v.buffer = buffer;
+        if (shared) this.sharedKeys.push(v.shareKey);
+        else this.owned.push(buffer);
         v.data = null;
       }
     }
@@ -236,6 +243,8 @@ export class Plan {
   discard() {
     this.owned.forEach((b) => b.destroy());
     this.owned = [];
+    this.sharedKeys.forEach((key) => this.ctx.constants.release(key)?.destroy());
+    this.sharedKeys = [];
     this.pooled = new Set();
     this.timer?.destroyAfter(Promise.resolve());
   }
@@ -333,6 +342,11 @@ export class Plan {
   release(ctx) {
     this.bindCache.clear();
     const own = this.owned.filter((b) => !this.pooled.has(b));
+    for (const key of this.sharedKeys) {
+      const last = ctx.constants.release(key);
+      if (last) own.push(last);
+    }
+    this.sharedKeys = [];
     ctx.pool.release([...this.pooled]);
     const done = ctx.completion.wait(ctx.device.queue.onSubmittedWorkDone());
     done.then(() => own.forEach((b) => b.destroy()), () => {});
