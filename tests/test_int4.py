@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.graph_runner import open_harness
+from tests.graph_runner import open_harness, run_js
 from tests.reference.elementwise import blockwise_expand
 
 pytestmark = pytest.mark.shared_page
@@ -307,3 +307,29 @@ def test_builder_refuses_4bit_elsewhere_with_type_error(webnn_page, server_url, 
     ok = r.pop("ok")
     assert ok == ["int4", "uint4", "float32", "uint4"]
     assert all(v == "TypeError" for v in r.values()), {k: v for k, v in r.items() if v != "TypeError"}
+
+
+_HALF_LIMIT_JS = """
+const context = await navigator.ml.createContext();
+const limit = context.opSupportLimits().maxTensorByteLength;
+const half = Math.floor(limit / 2);
+const b = new MLGraphBuilder(context);
+const outcome = (f) => { try { f(); return 'ok'; } catch (e) { return e.name; } };
+const result = {
+  // 2 * half elements take half bytes: the most a 4-bit operand may take
+  int4AtHalf: outcome(() => b.input('a', {dataType: 'int4', shape: [2 * half]})),
+  uint4OverHalf: outcome(() => b.input('b', {dataType: 'uint4', shape: [2 * half + 2]})),
+  int4OverHalf: outcome(() => b.input('c', {dataType: 'int4', shape: [2, half + 1]})),
+  uint8OverHalf: outcome(() => b.input('d', {dataType: 'uint8', shape: [half + 1]})),
+};
+context.destroy();
+return result;
+"""
+
+
+def test_4bit_operands_take_at_most_half_of_max_tensor_byte_length(webnn_page, server_url):
+    """A 4-bit element is eight times its size in the compute layout (8-bit types four times, which
+    maxTensorByteLength leaves room for), so int4 / uint4 operands may take half the limit."""
+    result = run_js(webnn_page, server_url, _HALF_LIMIT_JS)
+    assert result.get("ok") == {"int4AtHalf": "ok", "uint4OverHalf": "TypeError", "int4OverHalf": "TypeError",
+                                "uint8OverHalf": "ok"}, result

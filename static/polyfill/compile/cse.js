@@ -8,9 +8,9 @@
  * cumulativeSum, expand, lesser, where) and the rotary embedding's cos/sin gathers once per
  * layer from the same inputs; here each is computed once.
  *
- * Small constants (at most SMALL_CONSTANT bytes) count as the same input when their type, shape and
- * bytes are: converters make one scalar constant per use (ORT's `add(position, 0)` before each
- * rotary gather). Nodes whose attributes hold anything but numbers, strings, booleans, plain
+ * Attributes compare by value (bigints and non-finite numbers included). Small constants (at most
+ * SMALL_CONSTANT bytes) count as the same input when their type, shape and bytes are: converters
+ * make one scalar constant per use (ORT's `add(position, 0)` before each rotary gather). Nodes whose attributes hold anything but numbers, strings, booleans, plain
  * arrays and plain objects are never merged (their equality is not decided by their text).
  */
 import {slots} from '../operand.js';
@@ -31,8 +31,9 @@ function attrsKey(attrs) {
   let plain = true;
   const key = JSON.stringify(attrs ?? {}, (k, v) => {
     if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0) ? v : `#${Object.is(v, -0) ? '-0' : v}`;
+    if (typeof v === 'bigint') return `#${v}n`;
     if (v === null || typeof v !== 'object') {
-      if (typeof v === 'bigint' || typeof v === 'function' || typeof v === 'symbol') plain = false;
+      if (typeof v === 'function' || typeof v === 'symbol') plain = false;
       return v;
     }
     const proto = Object.getPrototypeOf(v);

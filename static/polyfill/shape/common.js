@@ -53,6 +53,12 @@ export function checkTensorSize(desc, maxBytes, label) {
   if (bytes > maxBytes) {
     throw typeError(label, `a ${dataType} tensor of shape [${shape}] is ${bytes} bytes, more than maxTensorByteLength (${maxBytes})`);
   }
+  // int4 / uint4 (beyond the spec, as Chromium): maxTensorByteLength leaves room for the compute
+  // layout's four bytes an element of the 8-bit types; a 4-bit element takes eight times its
+  // tensor-layout half byte there, so these may fill half the limit
+  if ((dataType === 'int4' || dataType === 'uint4') && bytes > Math.floor(maxBytes / 2)) {
+    throw typeError(label, `a ${dataType} tensor of shape [${shape}] is ${bytes} bytes, more than half of maxTensorByteLength (${maxBytes}), the most a 4-bit tensor may take`);
+  }
   return desc;
 }
 
