@@ -255,7 +255,7 @@ async (widths) => {
       const {steps} = describeGraph(graph, {source: true});
       // the partial sums the reduce step adds: its split_value's additions
       const reduce = steps.find((s) => s.kernel === 'matmul_split_reduce');
-      const adds = reduce ? (reduce.source.match(/s \+= P\[/g) ?? []).length : 0;
+      const adds = reduce ? (reduce.source.match(/s \\+= P\\[/g) ?? []).length : 0;
       out[n] = [steps.map((s) => s.kernel), adds];
       graph.destroy();
     }
