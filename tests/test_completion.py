@@ -16,10 +16,13 @@ from tests.graph_runner import run_js
 from tests.reference.pool_conv import conv2d
 
 HELPERS = """
-const {contextSlots} = await import('/polyfill/context.js');
+const {queueHooks, queueState} = await import('/polyfill/inspect.js');
 const {configureContext} = await import('/polyfill/options.js');
 // tunes `context` (static/polyfill/tuning.js switches)
 const tune = (context, tuning) => configureContext(context, {tuning});
+// the context's queue-wait counters (inspect.js queueState, read live) and its wait(promise)
+const queue = (context) => new Proxy({wait: (p) => queueHooks(context).wait(p)},
+  {get: (own, key) => (key in own ? own[key] : queueState(context)[key])});
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Waits until the loop has no wait outstanding and no dispatch being tracked, or 10 s have
 // passed: a busy CI host can take longer than any fixed sleep to finish the queue's work.
@@ -73,7 +76,7 @@ def test_off_by_default_on_swiftshader(webnn_page, server_url):
     """SwiftShader is a CPU adapter: no nudges while a read is pending, and the slot says so."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const c = contextSlots(context).completion;
+      const c = queue(context);
       const go = await makeGraph(context);
       const counts = watchNudges();
       await go(); await go();
@@ -91,7 +94,7 @@ def test_forced_runs_while_reading_and_stops(webnn_page, server_url, nudge):
     results equal the loop-off results and the float64 reference."""
     r = run(webnn_page, server_url, f"""
       const context = await navigator.ml.createContext();
-      const c = contextSlots(context).completion;
+      const c = queue(context);
       const go = await makeGraph(context);
       const plain = await go();
       tune(context, {{nudgeQueue: true, nudge: '{nudge}'}});
@@ -124,7 +127,7 @@ def test_cap_stops_a_wait_that_never_settles(webnn_page, server_url):
     """A wait that never settles is nudged for capMs only; a new wait starts the loop again."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const c = contextSlots(context).completion;
+      const c = queue(context);
       tune(context, {nudgeQueue: true, nudgeCapMs: 40});
       c.wait(new Promise(() => {}));
       await sleep(150);
@@ -147,14 +150,14 @@ def test_off_option_wins_over_forcing(webnn_page, server_url):
     adapter; the default context of the same page is enabled."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext({polyfill: {fastReadback: false}});
-      const c = contextSlots(context).completion;
+      const c = queue(context);
       tune(context, {nudgeQueue: true});
       const go = await makeGraph(context);
       const counts = watchNudges();
       const y = await go();
       await sleep(30);
       counts.stop();
-      const other = contextSlots(await navigator.ml.createContext({polyfill: 7})).completion;
+      const other = queue(await navigator.ml.createContext({polyfill: 7}));
       return {enabled: c.enabled, active: c.active, nudges: c.nudges, counts, n: y.length, otherEnabled: other.enabled};
     """)
     assert r["enabled"] is False and r["active"] is False
@@ -166,7 +169,7 @@ def test_destroy_stops_the_loop(webnn_page, server_url):
     """A lost context stops nudging at once, with a wait still outstanding."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const c = contextSlots(context).completion;
+      const c = queue(context);
       tune(context, {nudgeQueue: true, nudge: 'write'});
       c.wait(new Promise(() => {}));
       await sleep(20);
@@ -184,7 +187,7 @@ def test_configure_context_turns_it_off(webnn_page, server_url):
     r = run(webnn_page, server_url, """
       const device = await (await navigator.gpu.requestAdapter()).requestDevice();
       const context = await navigator.ml.createContext(device);
-      const c = contextSlots(context).completion;
+      const c = queue(context);
       tune(context, {nudgeQueue: true});
       const settings = configureContext(context, {fastReadback: false});
       const go = await makeGraph(context);
@@ -203,7 +206,6 @@ def test_plan_split_into_several_submits_computes_the_same(webnn_page, server_ur
     submit by default, one per step with n = 1, and the same numbers either way."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const s = contextSlots(context);
       // conv2d's output is a graph output too, so relu stays a step of its own (not fused):
       // two steps to split.
       const b = new MLGraphBuilder(context);
@@ -244,8 +246,7 @@ def test_idle_queue_splits_the_submit(webnn_page, server_url):
     output read straight after the split dispatch and after the busy one, against float64 NumPy."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const s = contextSlots(context);
-      const c = s.completion;
+      const c = queue(context);
       const b = new MLGraphBuilder(context);
       let v = b.input('x', {dataType: 'float32', shape: [4, 5]});
       const outs = {};
@@ -300,7 +301,7 @@ def test_interval_spaces_the_nudges(webnn_page, server_url):
     after a read with 0 (one nudge per task, several per read), a huge interval sends none at all."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const c = contextSlots(context).completion;
+      const c = queue(context);
       const go = await makeGraph(context);
       tune(context, {nudgeQueue: true});
       const defaultInterval = c.intervalMs;
@@ -325,8 +326,7 @@ def test_dispatch_nudges_until_its_work_is_done(webnn_page, server_url):
     and the loop stops once they settle. With fastReadback off, dispatch() waits on nothing."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const s = contextSlots(context);
-      const c = s.completion;
+      const c = queue(context);
       const go = await makeGraph(context);
       await go();
       tune(context, {nudgeQueue: true});
@@ -342,12 +342,12 @@ def test_dispatch_nudges_until_its_work_is_done(webnn_page, server_url):
       const base = {ours, nudges: c.nudges};
       context.dispatch(graph, {x: xt}, {y: yt});
       const one = {ours: ours - base.ours, tracking: c.tracking, running: c.running};
-      await done.call(s.device.queue);
+      await done.call(queueHooks(context).device.queue);
       await settle(c);
       const afterOne = {nudges: c.nudges - base.nudges, tracking: c.tracking, outstanding: c.outstanding, running: c.running};
       const before = ours;
       for (let i = 0; i < 20; i++) context.dispatch(graph, {x: xt}, {y: yt});
-      await done.call(s.device.queue);  // the uncounted original
+      await done.call(queueHooks(context).device.queue);  // the uncounted original
       await settle(c);
       const burst = {ours: ours - before, tracking: c.tracking, outstanding: c.outstanding};
       const off = await navigator.ml.createContext({polyfill: {fastReadback: false}});

@@ -5,8 +5,8 @@ layouts) on the matrix kernels this adapter would not pick, including the cases 
 must not happen (with the kernels it picks, the same cases run as test_conformance.py's fusion
 family). Fused attention: test_fusion_attention.py.
 
-Step lists come from the compiled plan through graphSlots() (graph.js's module-private slots,
-the tests' hook), never from an exposed object.
+Step lists come from the compiled plan through describeGraph() (static/polyfill/inspect.js,
+docs/profiling.md).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ _MODEL_STEPS_JS = """
 async ([name, overrides]) => {
   const {addToBuilder} = await import('/harness/graph_json.js');
   const {constantView} = await import('/demos/image-classification/model.js');
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   const {configureContext} = await import('/polyfill/options.js');
   const manifest = await (await fetch(`/models/${name}/manifest.json`)).json();
   const weights = await (await fetch(`/models/${name}/${manifest.weights}`)).arrayBuffer();
@@ -39,7 +39,7 @@ async ([name, overrides]) => {
     const operands = addToBuilder(builder, manifest, (n, spec) => constantView(weights, spec));
     const out = manifest.outputs[0];
     const graph = await builder.build({[out]: operands.get(out)});
-    return graphSlots(graph).plan.describeSteps().map((s) => s.operators.map((o) => o.type));
+    return describeGraph(graph).steps.map((s) => s.operators.map((o) => o.type));
   } finally {
     context.destroy();
   }
@@ -98,7 +98,7 @@ def test_encoder_split_products_fold_into_layer_norm(webnn_page, server_url):
 _CASE_STEPS_JS = """
 async ([casesJson, overrides]) => {
   const {addToBuilder, fromBase64} = await import('/harness/graph_json.js');
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   const {configureContext} = await import('/polyfill/options.js');
   const context = await navigator.ml.createContext();
   configureContext(context, {tuning: overrides});
@@ -108,7 +108,7 @@ async ([casesJson, overrides]) => {
       const builder = new MLGraphBuilder(context);
       const operands = addToBuilder(builder, c.graph, (name, spec) => fromBase64(spec.bytes));
       const graph = await builder.build(Object.fromEntries(c.graph.outputs.map((n) => [n, operands.get(n)])));
-      out[c.name] = graphSlots(graph).plan.describeSteps().map((s) => s.operators.map((o) => o.type));
+      out[c.name] = describeGraph(graph).steps.map((s) => s.operators.map((o) => o.type));
       graph.destroy();
     }
   } finally {
@@ -241,7 +241,7 @@ def test_split_norm_adds_the_partial_sums(webnn_page, server_url):
 
 _HARDWARE_SPLIT_JS = """
 async (widths) => {
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   // the plan an NVIDIA H200 gets (splitCount and the kernel choice read the adapter info)
   const context = await navigator.ml.createContext({polyfill: {tuning: {
     adapterInfo: {vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false}}}});
@@ -252,11 +252,11 @@ async (widths) => {
       const a = builder.input('a', {dataType: 'float32', shape: [128, 768]});
       const b = builder.constant({dataType: 'float32', shape: [768, n]}, new Float32Array(768 * n));
       const graph = await builder.build({y: builder.matmul(a, b)});
-      const {steps} = graphSlots(graph).plan;
+      const {steps} = describeGraph(graph, {source: true});
       // the partial sums the reduce step adds: its split_value's additions
-      const reduce = steps.find((s) => s.shader.name === 'matmul_split_reduce');
-      const adds = reduce ? (reduce.shader.source().match(/s \+= P\[/g) ?? []).length : 0;
-      out[n] = [steps.map((s) => s.shader.name), adds];
+      const reduce = steps.find((s) => s.kernel === 'matmul_split_reduce');
+      const adds = reduce ? (reduce.source.match(/s \\+= P\\[/g) ?? []).length : 0;
+      out[n] = [steps.map((s) => s.kernel), adds];
       graph.destroy();
     }
   } finally {

@@ -212,7 +212,7 @@ def test_fused_attention_configs(webnn_page, server_url, config):
 
 _HARDWARE_ATTENTION_JS = """
 async (heads) => {
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   // the plan an NVIDIA H200 gets (the attention fusion and its configuration read the adapter info)
   const context = await navigator.ml.createContext({polyfill: {tuning: {
     adapterInfo: {vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false}}}});
@@ -224,7 +224,7 @@ async (heads) => {
       const k = b.input('k', {dataType: 'float32', shape: [3, d, 50]});
       const v = b.input('v', {dataType: 'float32', shape: [3, 50, d]});
       const graph = await b.build({y: b.matmul(b.softmax(b.matmul(q, k), 2), v)});
-      out[d] = graphSlots(graph).plan.describeSteps().map((s) => [s.kernel, s.workgroupSize, s.workgroups]);
+      out[d] = describeGraph(graph).steps.map((s) => [s.kernel, s.workgroupSize, s.workgroups]);
       graph.destroy();
     }
   } finally {

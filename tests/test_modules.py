@@ -94,3 +94,38 @@ def test_each_module_imports_alone(webnn_page, server_url):
     }""", MODULES)
     assert len(MODULES) > 40 and "ops/conv2d.js" in MODULES
     assert failures == {}
+
+
+#: sources the repository rules below apply to (the vendored libraries excepted)
+SOURCES = [p for p in ROOT.rglob("*.js") if "vendor" not in p.relative_to(ROOT).parts]
+REPO = ROOT.parent.parent
+#: absolute paths of a machine, spelled so that this file does not hold them
+MACHINE_PATH = re.compile("(?<![\\w.])/(?:" + "|".join(["wo" + "rk", "ho" + "me", "Us" + "ers"]) + ")/")
+
+
+def test_ops_import_nothing_from_compile():
+    """Operators and kernels (ops/) lower what the passes decided, as attributes of the nodes they
+    get; they never reach into compile/ (the passes, Lowering, the plan)."""
+    offenders = [f"ops/{p.name} -> {t}" for p in (ROOT / "ops").glob("*.js")
+                 for t in imports_of(f"ops/{p.name}") if t.startswith("compile/")]
+    assert not offenders, offenders
+
+
+def test_modules_stay_small():
+    """A module owns one thing: about 400 lines at most."""
+    sizes = {p.relative_to(ROOT).as_posix(): len(p.read_text().splitlines()) for p in SOURCES}
+    assert len(sizes) > 40
+    assert not {m: n for m, n in sizes.items() if n > 420}, sizes
+
+
+def test_no_machine_paths_or_issue_numbers():
+    """Code and docs name no absolute path of a machine; the polyfill's comments cite no issue
+    numbers (what an issue decided is said as a current fact, measurements live in docs/)."""
+    texts = SOURCES + [*(REPO / "docs").glob("*.md"), *(REPO / "tools").glob("*.py"), REPO / "README.md"]
+    paths = [f"{p.relative_to(REPO)}:{n}" for p in texts
+             for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1) if MACHINE_PATH.search(line)]
+    assert not paths, paths
+    issue = re.compile(r"\b[Ii]ssues? \d+|(?<![\w&'])#\d+\b")
+    numbers = [f"{p.relative_to(REPO)}:{n}" for p in SOURCES
+               for n, line in enumerate(p.read_text().splitlines(), 1) if issue.search(line)]
+    assert not numbers, numbers

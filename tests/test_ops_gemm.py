@@ -105,7 +105,7 @@ def test_large_shapes(webnn_page, server_url):
 
 _SPLIT_JS = """
 async ([a, b, c, splitK, kernel = 'tiled']) => {
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   const context = await navigator.ml.createContext({polyfill: {tuning: {matmul: kernel, splitK}}});
   try {
     const builder = new MLGraphBuilder(context);
@@ -115,7 +115,7 @@ async ([a, b, c, splitK, kernel = 'tiled']) => {
     const C = builder.constant(desc(c), new Float32Array(c.data));
     const y = builder.relu(builder.gemm(A, B, {c: C, alpha: 0.5, beta: 2, bTranspose: true}));
     const graph = await builder.build({y});
-    const kernels = graphSlots(graph).plan.describeSteps().map((s) => [s.kernel, s.operators.map((o) => o.type)]);
+    const kernels = describeGraph(graph).steps.map((s) => [s.kernel, s.operators.map((o) => o.type)]);
     const tensors = {};
     for (const [n, x] of [['a', a], ['b', b]]) {
       tensors[n] = await context.createTensor({...desc(x), writable: true});

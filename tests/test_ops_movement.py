@@ -375,7 +375,7 @@ def test_reshape_and_identity_add_no_steps(webnn_page, server_url):
     from tests.graph_runner import open_harness
     open_harness(webnn_page, server_url)
     labels = webnn_page.evaluate("""async () => {
-      const {graphSlots} = await import('/polyfill/graph.js');
+      const {describeGraph} = await import('/polyfill/inspect.js');
       const context = await navigator.ml.createContext();
       const b = new MLGraphBuilder(context);
       const x = b.input('x', {dataType: 'float32', shape: [2, 3, 4]});
@@ -383,7 +383,7 @@ def test_reshape_and_identity_add_no_steps(webnn_page, server_url):
       const y = b.reshape(b.identity(b.reshape(t, [24])), [2, 12]);
       const z = b.transpose(b.identity(y), {label: 'T2'});
       const graph = await b.build({y, z});
-      const steps = graphSlots(graph).plan.steps.map((s) => s.label);
+      const steps = describeGraph(graph).steps.map((s) => s.name);
       context.destroy();
       return steps;
     }""")

@@ -68,11 +68,11 @@ FOLDED_JS = """
 async (context, [rows, n]) => {
   // One workgroup per row (tuning {rows: 'workgroup'}): more rows than the device's
   // workgroups per grid dimension fold the grid. Returns the rows that differ and the steps' grids.
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   const builder = new MLGraphBuilder(context);
   const x = builder.input('x', {dataType: 'float32', shape: [rows, n]});
   const graph = await builder.build({s: builder.reduceSum(x, {axes: [1]}), m: builder.argMax(x, 1)});
-  const grids = graphSlots(graph).plan.describeSteps().map((st) => st.workgroups);
+  const grids = describeGraph(graph).steps.map((st) => st.workgroups);
   const data = new Float32Array(rows * n);
   for (let i = 0; i < rows * n; i++) data[i] = ((i * 2654435761) >>> 0) % 1000 / 8;
   const tx = await context.createTensor({dataType: 'float32', shape: [rows, n], writable: true});

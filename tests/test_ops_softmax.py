@@ -51,11 +51,11 @@ FOLDED_JS = """
 async (context, [rows, n]) => {
   // Input generated here, the float64 reference computed here too and compared in ULP of
   // float32. Returns the worst ULP distance and the steps' workgroup grids.
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   const builder = new MLGraphBuilder(context);
   const x = builder.input('x', {dataType: 'float32', shape: [rows, n]});
   const graph = await builder.build({y: builder.softmax(x, 1)});
-  const grids = graphSlots(graph).plan.describeSteps().map((st) => st.workgroups);
+  const grids = describeGraph(graph).steps.map((st) => st.workgroups);
   const data = new Float32Array(rows * n);
   for (let i = 0; i < rows * n; i++) data[i] = (((i * 2654435761) >>> 0) % 1000) / 100 - 5;
   const tx = await context.createTensor({dataType: 'float32', shape: [rows, n], writable: true});

@@ -103,7 +103,7 @@ def hf_bert_model(rng: np.random.Generator):
 
 
 _BODY = """
-const {graphSlots} = await import('/polyfill/graph.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
 const {configureContext} = await import('/polyfill/options.js');
 const adapterInfo = %(adapter_info)s;
 const create = navigator.ml.createContext;
@@ -124,7 +124,7 @@ navigator.ml.createContext = async function (...args) {
   }
   const y = await (await session.run(feeds)).last_hidden_state.getData();
   await session.release();
-  return {steps: graphs.map((g) => graphSlots(g).plan.describeSteps().map((s) => s.operators.map((o) => o.type))),
+  return {steps: graphs.map((g) => describeGraph(g).steps.map((s) => s.operators.map((o) => o.type))),
           y: Array.from(y)};
 } finally {
   MLGraphBuilder.prototype.build = build;

@@ -46,7 +46,7 @@ MLGraphBuilder.prototype.build = async function (...args) {
 
 _BODY = """
 const {countWebNNCalls, setUpOrt, ortVersion} = await import('/demos/bench-ort/runtimes.js');
-const {graphSlots} = await import('/polyfill/graph.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
 const overrides = %(overrides)s;
 const adapterInfo = %(adapter_info)s;
 if (overrides || adapterInfo) {
@@ -77,7 +77,7 @@ for (let i = 0; i < %(runs)d; i++) {
   out = await ort.run(new Float32Array(input));
   dispatchesPerRun.push(counts.dispatches - before);
 }
-const steps = graphs.map((g) => graphSlots(g).plan.describeSteps().map((st) => st.operators.map((o) => o.type)));
+const steps = graphs.map((g) => describeGraph(g).steps.map((st) => st.operators.map((o) => o.type)));
 await ort.release();
 MLGraphBuilder.prototype.build = build;
 if (overrides || adapterInfo) delete navigator.ml.createContext;
@@ -179,7 +179,7 @@ def test_ort_models_in_the_hardware_plan(webnn_page, server_url, name, count):
 
 
 _RMS_BODY = """
-const {graphSlots} = await import('/polyfill/graph.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
 """ + _CAPTURE_GRAPHS + """try {
   const ort = await import('/demos/bench-ort/vendor/ort.min.mjs');
   ort.env.wasm.numThreads = 1;
@@ -190,7 +190,7 @@ const {graphSlots} = await import('/polyfill/graph.js');
   const out = await session.run({x: new ort.Tensor('float32', new Float32Array(input), %(shape)s)});
   const y = await out.y.getData();
   await session.release();
-  return {steps: graphs.map((g) => graphSlots(g).plan.describeSteps().map((s) => s.operators.map((o) => o.type))),
+  return {steps: graphs.map((g) => describeGraph(g).steps.map((s) => s.operators.map((o) => o.type))),
           y: Array.from(y)};
 } finally {
   MLGraphBuilder.prototype.build = build;

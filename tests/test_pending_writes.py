@@ -15,7 +15,7 @@ import pytest
 from tests.graph_runner import run_js
 
 HELPERS = """
-const {contextSlots} = await import('/polyfill/context.js');
+const {queueState} = await import('/polyfill/inspect.js');
 const {configureContext} = await import('/polyfill/options.js');
 // tunes `context` (static/polyfill/tuning.js switches)
 const tune = (context, tuning) => configureContext(context, {tuning});
@@ -140,14 +140,13 @@ def test_forced_write_without_dispatch_still_lands(webnn_page, server_url, next_
     later call at all, the write goes out in a task of its own."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const s = contextSlots(context);
       tune(context, {deferWrites: true});
       const t = await context.createTensor({dataType: 'float32', shape: [5, 7], writable: true, readable: true});
       const log = watchQueue();
       context.writeTensor(t, values(5));
-      const pending = s.pendingWrites.size;
+      const pending = queueState(context).heldWrites;
       if ('%s' === 'timer') await sleep(30);
-      const pendingBeforeRead = s.pendingWrites.size;
+      const pendingBeforeRead = queueState(context).heldWrites;
       const x = await read(context, t);
       log.stop();
       return {x, pending, pendingBeforeRead, log: [...log]};
@@ -219,11 +218,10 @@ def test_write_at_once_after_a_held_one_is_not_overwritten_by_it(webnn_page, ser
     the tuning switch `nudgeQueue`.)"""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
-      const s = contextSlots(context);
       tune(context, {nudgeQueue: true});
       const {graph, xt, yt} = await makeGraph(context);
       context.writeTensor(xt, values(10));
-      const held = s.pendingWrites.size;
+      const held = queueState(context).heldWrites;
       configureContext(context, {fastReadback: false});
       context.writeTensor(xt, values(11));
       context.dispatch(graph, {x: xt}, {y: yt});
@@ -265,7 +263,6 @@ def test_forced_large_writes_go_through_the_upload_buffer(webnn_page, server_url
     the write is a held writeBuffer."""
     r = run(webnn_page, server_url, BIG + """
       const context = await navigator.ml.createContext();
-      const s = contextSlots(context);
       tune(context, {deferWrites: true});
       const {graph, xt, ys} = await makeBig(context);
       let log = watchQueue();
@@ -326,7 +323,6 @@ def test_forced_upload_buffer_refill_destroy_and_device_loss(webnn_page, server_
       const {tensorSlots} = await import('/polyfill/tensor.js');
       const {STAGE_BYTES} = await import('/polyfill/gpu/pending_writes.js');
       const context = await navigator.ml.createContext();
-      const s = contextSlots(context);
       tune(context, {deferWrites: true});
       tune(context, {holdStagedWrites: true});
       const n = 65537;

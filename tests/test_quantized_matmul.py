@@ -297,7 +297,7 @@ def test_near_misses_stay_unfused(webnn_page, server_url):
 
 
 _INPUT_WEIGHTS_JS = """
-const {graphSlots} = await import('/polyfill/graph.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
 const context = await navigator.ml.createContext();
 const b = new MLGraphBuilder(context);
 const w = b.input('w', {dataType: 'uint8', shape: [8, 16]});
@@ -306,7 +306,7 @@ const z = b.constant({dataType: 'uint8', shape: [8, 1]}, new Uint8Array(8).fill(
 const a = b.input('a', {dataType: 'float32', shape: [1, 16]});
 const y = b.matmul(a, b.transpose(b.dequantizeLinear(w, s, z)));
 const graph = await b.build({y});
-const steps = graphSlots(graph).plan.describeSteps().map((st) => st.operators.map((o) => o.type));
+const steps = describeGraph(graph).steps.map((st) => st.operators.map((o) => o.type));
 context.destroy();
 return steps;
 """
@@ -319,7 +319,7 @@ def test_weights_that_are_inputs_stay_unfused(webnn_page, server_url):
 
 
 _BYTES_JS = """
-const {graphSlots} = await import('/polyfill/graph.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
 const context = await navigator.ml.createContext();
 const [N, blocks, block] = [64, 4, 32];
 const b = new MLGraphBuilder(context);
@@ -329,9 +329,9 @@ const z = b.constant({dataType: 'uint8', shape: [N, blocks, 1]}, new Uint8Array(
 const a = b.input('a', {dataType: 'float32', shape: [1, blocks * block]});
 const y = b.matmul(a, b.transpose(b.reshape(b.dequantizeLinear(w, s, z), [N, blocks * block])));
 const graph = await b.build({y});
-const plan = graphSlots(graph).plan;
-const constants = plan.values.filter((v) => v.kind === 'constant').map((v) => v.bytes).sort((x, y) => x - y);
-const kernels = plan.describeSteps().map((st) => st.kernel);
+const plan = describeGraph(graph);
+const constants = plan.constantBytes;
+const kernels = plan.steps.map((st) => st.kernel);
 const x = await context.createTensor({dataType: 'float32', shape: [1, blocks * block], writable: true});
 const out = await context.createTensor({dataType: 'float32', shape: [1, N], readable: true});
 context.writeTensor(x, new Float32Array(blocks * block).fill(1));
@@ -402,7 +402,7 @@ def _matmul_nbits_model(folder, seq, bits=8):
 
 
 _ORT_BODY = """
-const {graphSlots} = await import('/polyfill/graph.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
 const {countWebNNCalls} = await import('/demos/bench-ort/runtimes.js');
 const counts = countWebNNCalls();
 const buildsBefore = counts.builds;
@@ -418,9 +418,9 @@ const buildsBefore = counts.builds;
   const out = await session.run({x: new ort.Tensor('float32', new Float32Array(input), %(shape)s)});
   const y = await out.y.getData();
   const dispatches = counts.dispatches - before;
-  const plan = graphSlots(graphs[0]).plan;
-  const steps = plan.describeSteps();
-  const constantBytes = plan.values.filter((v) => v.kind === 'constant').reduce((n, v) => n + v.bytes, 0);
+  const plan = describeGraph(graphs[0]);
+  const steps = plan.steps;
+  const constantBytes = plan.constantBytes.reduce((n, bytes) => n + bytes, 0);
   await session.release();
   return {builds, dispatches, steps: steps.map((s) => s.operators.map((o) => o.type)),
           kernels: steps.map((s) => s.kernel), constantBytes, y: Array.from(y)};

@@ -51,13 +51,13 @@ def test_transformer_family_with_the_split_forced(webnn_page, server_url):
 _TWINS_JS = """
 async (context, cases) => {
   const {addToBuilder, fromBase64, toBase64} = await import('/harness/graph_json.js');
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   const out = [];
   for (const {description, inputs} of cases) {
     const builder = new MLGraphBuilder(context);
     const operands = addToBuilder(builder, description, (name, spec) => fromBase64(spec.bytes));
     const graph = await builder.build(Object.fromEntries(description.outputs.map((n) => [n, operands.get(n)])));
-    const steps = graphSlots(graph).plan.describeSteps().map((st) => st.kernel);
+    const steps = describeGraph(graph).steps.map((st) => st.kernel);
     const tensors = {};
     for (const [name, spec] of Object.entries(description.inputs)) {
       tensors[name] = await context.createTensor({...spec, writable: true});

@@ -64,9 +64,9 @@ VARIANTS.update({f"attention-{r}x{p}x{k}": {"attentionConfig": {"rows": r, "perR
                  for r, p, k in [(16, 8, 32), (8, 16, 32), (16, 16, 32), (4, 32, 32), (8, 32, 32), (8, 16, 64), (4, 16, 32)]})
 
 _BODY = """
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph, encodeSteps} = await import('/polyfill/inspect.js');
   const {addToBuilder} = await import('/harness/graph_json.js');
-  const device = slots.device;
+  const device = hooks.device;
   if (!device.features.has('timestamp-query')) throw new Error('no timestamp-query on this adapter');
   const plain = await navigator.ml.createContext({powerPreference: 'high-performance', deviceType: 'gpu'});
   const mean = (xs) => xs.reduce((a, v) => a + v, 0) / xs.length;
@@ -76,7 +76,7 @@ _BODY = """
   const resolve = device.createBuffer({size: 16 * reps, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC});
   const read = device.createBuffer({size: 16 * reps, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
   const readStamps = async (n) => {
-    await slots.completion.wait(read.mapAsync(GPUMapMode.READ, 0, n * 16));
+    await hooks.wait(read.mapAsync(GPUMapMode.READ, 0, n * 16));
     const stamps = Array.from(new BigUint64Array(read.getMappedRange(0, n * 16)), Number);
     read.unmap();
     return stamps;
@@ -92,7 +92,7 @@ _BODY = """
       const enc = device.createCommandEncoder();
       enc.copyBufferToBuffer(scratch, 0, read, 0, 16);
       device.queue.submit([enc.finish()]);
-      await slots.completion.wait(read.mapAsync(GPUMapMode.READ, 0, 16));
+      await hooks.wait(read.mapAsync(GPUMapMode.READ, 0, 16));
       read.unmap();
       if (i >= 5) upload[w ? 'withWrite' : 'mapOnly'].push(performance.now() - t0);
     }
@@ -122,12 +122,10 @@ _BODY = """
         built.push({graph, xt, yt});
       }
       const [{graph, xt, yt}, real] = built;
-      const {plan} = graphSlots(graph);
-      const groups = [...plan.bindCache.values()][0];
-      const n = plan.steps.length;
+      const n = describeGraph(graph).steps.length;
       const encodeRun = (encoder, q, k) => {
         const pass = encoder.beginComputePass({timestampWrites: {querySet: qs, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1}});
-        for (let i = 0; i < k; i++) { const st = plan.steps[i]; pass.setPipeline(st.pipeline); pass.setBindGroup(0, groups[i]); pass.dispatchWorkgroups(...st.workgroups); }
+        encodeSteps(graph, pass, k);
         pass.end();
       };
       const isolated = async (k, withUpload) => {

@@ -64,10 +64,10 @@ MODES = ["full", "stamped", "one", "one-stamped", "done", "read", "read4", "tiny
 
 #: The page function's body after tools.bench_page.PAGE_SETUP_JS; parameters [models, reps, gapMs, batch].
 _BODY = """
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph, encodeSteps} = await import('/polyfill/inspect.js');
   const {tensorSlots} = await import('/polyfill/tensor.js');
   const {addToBuilder} = await import('/harness/graph_json.js');
-  const device = slots.device;
+  const device = hooks.device;
   if (!device.features.has('timestamp-query')) throw new Error('no timestamp-query on this adapter');
   const now = () => performance.now();
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -85,7 +85,7 @@ _BODY = """
     e.resolveQuerySet(qs, 0, 2, resolved, 0);
     e.copyBufferToBuffer(resolved, 0, stampRead, 0, 16);
     device.queue.submit([e.finish()]);
-    return slots.completion.wait(stampRead.mapAsync(GPUMapMode.READ)).then(() => {
+    return hooks.wait(stampRead.mapAsync(GPUMapMode.READ)).then(() => {
       const [a, b] = new BigUint64Array(stampRead.getMappedRange());
       stampRead.unmap();
       return Number(b - a) / 1e6;
@@ -111,7 +111,7 @@ _BODY = """
     const e = device.createCommandEncoder();
     staged[n].forEach((b, i) => e.copyBufferToBuffer(tensorSlots(r1m).buffer, i * part, b, 0, part));
     device.queue.submit([e.finish()]);
-    await Promise.all(staged[n].map((b) => slots.completion.wait(b.mapAsync(GPUMapMode.READ))));
+    await Promise.all(staged[n].map((b) => hooks.wait(b.mapAsync(GPUMapMode.READ))));
     const t = now();
     const out = new Uint8Array(1 << 20);
     staged[n].forEach((b, i) => { out.set(new Uint8Array(b.getMappedRange()), i * part); b.unmap(); });
@@ -134,15 +134,11 @@ _BODY = """
     context.writeTensor(xt, inData);
     context.dispatch(graph, ins, outs);
     await context.readTensor(yt);
-    const {plan} = graphSlots(graph);
-    const groups = [...plan.bindCache.values()][0];
-    const encodeSteps = (from, to) => {
+    const stepCount = describeGraph(graph).steps.length;
+    const encodeRange = (from, to) => {
       const e = device.createCommandEncoder();
       const pass = e.beginComputePass();
-      for (let i = from; i < to; i++) {
-        const st = plan.steps[i];
-        pass.setPipeline(st.pipeline); pass.setBindGroup(0, groups[i]); pass.dispatchWorkgroups(...st.workgroups);
-      }
+      encodeSteps(graph, pass, to, from);
       pass.end();
       device.queue.submit([e.finish()]);
     };
@@ -162,11 +158,11 @@ _BODY = """
     let fastestDone = Infinity;
     const early = async () => {
       device.queue.writeBuffer(tensorSlots(xt).buffer, 0, inData);
-      const n = plan.steps.length;
-      encodeSteps(0, Math.min(4, n));
+      const n = stepCount;
+      encodeRange(0, Math.min(4, n));
       await null;  // Blink's flush microtask was queued by the first call above: it runs first
-      for (let from = 4, chunk = 8; from < n; from += chunk, chunk *= 2) encodeSteps(from, Math.min(n, from + chunk));
-      slots.completion.afterSubmit();
+      for (let from = 4, chunk = 8; from < n; from += chunk, chunk *= 2) encodeRange(from, Math.min(n, from + chunk));
+      hooks.afterSubmit();
       await context.readTensor(yt);
     };
     const modeFns = {
@@ -181,7 +177,7 @@ _BODY = """
         const t0 = now();
         context.writeTensor(xt, inData);
         context.dispatch(graph, ins, outs);
-        await slots.completion.wait(device.queue.onSubmittedWorkDone());
+        await hooks.wait(device.queue.onSubmittedWorkDone());
         fastestDone = Math.min(fastestDone, now() - t0);
       },
       read: async () => { await context.readTensor(yt); },
@@ -193,7 +189,7 @@ _BODY = """
         try { await full(); } finally { tune(context, {nudgeIntervalMs: undefined}); }
       },
       scope: async () => { device.pushErrorScope('validation'); await device.popErrorScope(); },
-      'idle-done': async () => { await slots.completion.wait(device.queue.onSubmittedWorkDone()); },
+      'idle-done': async () => { await hooks.wait(device.queue.onSubmittedWorkDone()); },
       'read4-dense': async () => {
         tune(context, {nudgeIntervalMs: 0});
         try { await context.readTensor(t4); } finally { tune(context, {nudgeIntervalMs: undefined}); }
@@ -213,7 +209,7 @@ _BODY = """
         const e = device.createCommandEncoder();
         e.copyBufferToBuffer(tensorSlots(r1m).buffer, 0, b, 0, 1 << 20);
         device.queue.submit([e.finish()]);
-        await slots.completion.wait(b.mapAsync(GPUMapMode.READ));
+        await hooks.wait(b.mapAsync(GPUMapMode.READ));
         const t0 = now(); const range = b.getMappedRange();
         const t1 = now(); const first = new Uint8Array(range).slice();
         const t2 = now(); const second = new Uint8Array(range).slice();
@@ -290,7 +286,7 @@ _BODY = """
     for (let i = 0; i < batch; i++) context.dispatch(graph, ins, outs);
     await context.readTensor(yt);
     const batchMs = (now() - t0) / batch;
-    result.models[name] = {steps: plan.steps.length, times, spans, parts, batchMs};
+    result.models[name] = {steps: stepCount, times, spans, parts, batchMs};
     graph.destroy(); xt.destroy(); yt.destroy();
   }
   qs.destroy(); resolved.destroy(); stampRead.destroy();

@@ -24,8 +24,9 @@ from typing import Any
 
 #: Statements opening a benchmark page function. They define ``info`` (the high-performance
 #: GPUAdapter's info; an Error 'no WebGPU adapter' is thrown without one), ``context`` (an
-#: MLContext asked for high performance), ``slots`` (its internal slots: its GPUDevice
-#: and completion, read for raw timings), ``tune(context, switches)`` (configureContext's tuning), ``count(shape)`` (element count), ``adapterInfo`` (vendor,
+#: MLContext asked for high performance), ``hooks`` (static/polyfill/inspect.js
+#: queueHooks(context): its GPUDevice and prompt queue waits, for raw timings), ``queueState``
+#: (inspect.js: the context's nudge counters), ``tune(context, switches)`` (configureContext's tuning), ``count(shape)`` (element count), ``adapterInfo`` (vendor,
 #: architecture, device, description, isFallbackAdapter) and
 #: ``timeDispatches(graph, inputs, outputs, out, reps, batch)``: after 3 warm-up round trips,
 #: ``latency`` (``reps`` times dispatch + readTensor(out), ms each) and ``batchMs`` (``batch``
@@ -34,14 +35,15 @@ from typing import Any
 #: /polyfill/profiling.js ({index, name, kernel, operators, ms}: mean GPU ms per dispatch over
 #: every dispatch since the last call, in profiling mode, which encodes one pass per step).
 PAGE_SETUP_JS = """
-  const {contextSlots} = await import('/polyfill/context.js');
+  const {queueHooks, queueState} = await import('/polyfill/inspect.js');
   const adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
   if (!adapter) throw new Error('no WebGPU adapter');
   const info = adapter.info;
   const context = await navigator.ml.createContext({powerPreference: 'high-performance', deviceType: 'gpu', polyfill: {profiling}});
   const {readProfile} = await import('/polyfill/profiling.js');
   const profileSteps = async (graph) => (profiling ? (await readProfile(graph, {reset: true})).steps : undefined);
-  const slots = contextSlots(context);
+  // the context's device and prompt queue waits, for work a tool encodes itself (docs/profiling.md)
+  const hooks = queueHooks(context);
   const {configureContext} = await import('/polyfill/options.js');
   // sets tuning switches (static/polyfill/tuning.js) on a context: the only way tools change them
   const tune = (ctx, tuning) => configureContext(ctx, {tuning});

@@ -32,8 +32,8 @@ MODES = ["off", "submit", "write"]
 
 #: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [chains, reps, force].
 _BENCH_BODY = """
-  const c = slots.completion;
-  const hardware = c.hardware;
+  const nudgesSent = () => queueState(context).nudges;
+  const hardware = queueState(context).hardware;
   if (force) tune(context, {nudgeQueue: true});
   const setMode = (mode) => configureContext(context, {fastReadback: mode !== 'off', tuning: mode !== 'off' ? {nudge: mode} : {}});
   const rows = [];
@@ -51,12 +51,12 @@ _BENCH_BODY = """
     for (let i = 0; i < reps; i++) {
       for (const mode of modes) {
         setMode(mode);
-        const before = c.nudges;
+        const before = nudgesSent();
         const t0 = performance.now();
         context.dispatch(graph, {x: xt}, {y: yt});
         await context.readTensor(yt);
         times[mode].push(performance.now() - t0);
-        nudges[mode] += c.nudges - before;
+        nudges[mode] += nudgesSent() - before;
       }
     }
     rows.push({n, times, nudges});
@@ -86,13 +86,13 @@ _BENCH_BODY = """
     for (let i = 0; i < reps; i++) {
       for (const mode of modes) {
         setMode(mode);
-        const before = c.nudges;
+        const before = nudgesSent();
         const t0 = performance.now();
         context.dispatch(graph, {[inName]: xt}, outs);
         cpu[mode].push(performance.now() - t0);
         await context.readTensor(out);
         times[mode].push(performance.now() - t0);
-        nudges[mode] += c.nudges - before;
+        nudges[mode] += nudgesSent() - before;
       }
     }
     // The same with the plan split into command buffers of n steps (context slot submitSteps).
@@ -112,7 +112,7 @@ _BENCH_BODY = """
     tune(context, {submitSteps: undefined});
     // The submit nudge at least `ms` apart (completion.intervalMs), interleaved run by run.
     const spaced = {};
-    const defaultInterval = c.intervalMs;
+    const defaultInterval = queueState(context).intervalMs;
     for (const ms of intervals) spaced[ms] = [];
     for (let i = 0; i < 2; i++) for (const ms of intervals) { tune(context, {nudgeIntervalMs: ms}); context.dispatch(graph, {[inName]: xt}, outs); await context.readTensor(out); }
     for (let i = 0; i < reps; i++) {

@@ -50,10 +50,9 @@ _SCRIPT = r"""
 async ({model, runs, warmup, patterns, held}) => {
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const {installTracer} = await import('/demos/bench-ort/trace.js');
-  const {contextSlots} = await import('/polyfill/context.js');
+  const {describeGraph, queueState} = await import('/polyfill/inspect.js');
   const {configureContext, contextInfo} = await import('/polyfill/options.js');
   const tune = (context, tuning) => configureContext(context, {tuning});
-  const {graphSlots} = await import('/polyfill/graph.js');
   const contexts = [];
   const create = ML.prototype.createContext;
   ML.prototype.createContext = async function (...args) {
@@ -77,9 +76,9 @@ async ({model, runs, warmup, patterns, held}) => {
   const adapter = {vendor: info.vendor, architecture: info.architecture, device: info.device,
                    description: info.description, isFallbackAdapter: info.isFallbackAdapter};
   // our own tensors on the builder's context, for the patterns
-  const g = graphSlots(builder.graph);
-  const [[inName, inDesc]] = [...g.inputDescriptors];
-  const [[outName, outDesc]] = [...g.outputDescriptors];
+  const g = describeGraph(builder.graph);
+  const [[inName, inDesc]] = Object.entries(g.inputs);
+  const [[outName, outDesc]] = Object.entries(g.outputs);
   const ctx = builder.context;
   const xt = await ctx.createTensor({...inDesc, writable: true});
   const yt = await ctx.createTensor({...outDesc, readable: true});
@@ -114,7 +113,7 @@ async ({model, runs, warmup, patterns, held}) => {
     await r.run(input);
     const ms = performance.now() - t0;
     await sleep(20);
-    calls[name] = {ms, deferWrites: contextInfo(contextOf[name]).tuning.deferWrites ?? contextSlots(contextOf[name]).completion.active,
+    calls[name] = {ms, deferWrites: contextInfo(contextOf[name]).tuning.deferWrites ?? queueState(contextOf[name]).active,
                    entries: tracer.take().map((e) => ({...e, t: e.t - t0}))};
     tune(contextOf[name], {deferWrites: undefined});
   }
@@ -126,9 +125,9 @@ async ({model, runs, warmup, patterns, held}) => {
   for (let i = 0; i < warmup + runs; i++) {
     for (const pattern of patterns) {
       const [runner, mode] = pattern.split('/');
-      const s = contextSlots(contextOf[runner]);
+      const nudgesSent = () => queueState(contextOf[runner]).nudges;
       tune(contextOf[runner], {deferWrites: mode === 'held'});
-      const nudges = s.completion.nudges;
+      const nudges = nudgesSent();
       tracer.take();
       const t0 = performance.now();
       await runners[runner]();
@@ -140,7 +139,7 @@ async ({model, runs, warmup, patterns, held}) => {
       const find = (n) => e.find((x) => x.name === n);
       const w = find('MLContext.writeTensor'), d = find('MLContext.dispatch'), rd = find('MLContext.readTensor');
       r.times.push(t1 - t0);
-      r.nudges.push(s.completion.nudges - nudges);
+      r.nudges.push(nudgesSent() - nudges);
       if (w && d && rd) {
         r.phases.toWrite.push(w.t - t0);
         r.phases.writeToDispatch.push(d.t - w.t);
@@ -155,7 +154,7 @@ async ({model, runs, warmup, patterns, held}) => {
   builder.release();
   await ort.release();
   return {adapter, model, runs, warmup, calls, patterns: results,
-          hardware: contextSlots(ortContext)?.completion.hardware ?? null};
+          hardware: (ortContext && queueState(ortContext)?.hardware) ?? null};
 }
 """
 

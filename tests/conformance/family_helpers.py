@@ -72,7 +72,7 @@ def op_case(name: str, op: str, data_type: str, args: Sequence[Any], options: Ma
 _RUN_JS = """
 async ([casesJson, overrides, withSteps, workgroupLimit]) => {
   const {runGraphCase, runValidationCase} = await import('/conformance/runner.js');
-  const {graphSlots} = await import('/polyfill/graph.js');
+  const {describeGraph} = await import('/polyfill/inspect.js');
   const cases = JSON.parse(casesJson);
   const context = await navigator.ml.createContext();
   await (TUNE_CONTEXT_JS)(context, overrides, workgroupLimit);
@@ -85,7 +85,7 @@ async ([casesJson, overrides, withSteps, workgroupLimit]) => {
   if (withSteps) {
     MLGraphBuilder.prototype.build = async function (...args) {
       const graph = await build.apply(this, args);
-      const described = graphSlots(graph).plan.describeSteps();
+      const described = describeGraph(graph).steps;
       steps = described.map((st) => st.operators.map((o) => o.type));
       grids = described.map((st) => st.workgroups);
       sizes = described.map((st) => st.workgroupSize);

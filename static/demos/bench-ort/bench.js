@@ -83,8 +83,8 @@ const builtGraphs = [];
 async function gpuSteps(graphs) {
   const gpu = graphs.filter((g) => g.devices?.includes('gpu'));
   if (!gpu.length) return undefined;
-  const {graphSlots} = await import('/polyfill/graph.js');
-  return gpu.reduce((n, g) => n + (graphSlots(g)?.plan?.steps?.length ?? 0), 0);
+  const {describeGraph} = await import('/polyfill/inspect.js');
+  return gpu.reduce((n, g) => n + describeGraph(g).steps.length, 0);
 }
 
 const out = document.getElementById('out');

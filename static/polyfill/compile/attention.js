@@ -11,35 +11,34 @@
  * matmul -> div -> softmax -> matmul is this, built by hand or by ORT's WebNN EP. compile/plan.js
  * applies it on hardware adapters, or as the tuning switch `attention` says.
  */
-import {slots, useCounts} from '../operand.js';
+import {slots} from '../operand.js';
 import {attentionFits} from '../ops/attention.js';
 import {isSoftwareAdapter} from '../ops/adapter_kind.js';
+import {originsOf, producers, readCounts, replaceNodes} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
 /**
- * @param {object[]} nodes reachable nodes, topological order
+ * @param {object[]} nodes the node list after fusion and transposed stores, topological order
  * @param {object[]} outputs the graph's output operands
- * @param {{tails: Map, lowerAt: Map}} fusion the fusion pass's plan (compile/fusion.js)
- * @param {Map<object, object>} storeViews the view pass's matmul -> the transpose it stores for
- * @returns {Map<object, object>} second matmul node -> the fusedAttention node lowered in its place
- *   (attrs: {scores, softmax, context, transpose}: the first matmul, the softmax, the second
- *   matmul and the transpose whose layout Y is stored in, or null; outputs: the last one's)
+ * @returns {Map<object, object>} second matmul node -> the fusedAttention node that replaces it
+ *   (attrs: {scores, softmax, context, transpose}: the first matmul (with its fused stages in
+ *   attrs.epilogue), the softmax, the second matmul and the transpose whose layout Y is stored
+ *   in, or null; outputs: the last one's)
  */
-export function planAttention(nodes, outputs, fusion, storeViews) {
-  const uses = useCounts(nodes, outputs);
+export function planAttention(nodes, outputs) {
+  const uses = readCounts(nodes, outputs);
+  const producer = producers(nodes);
   const once = (operand) => uses.get(slots(operand)) === 1;
   const found = new Map();
   for (const node of nodes) {
-    if (node.op !== 'matmul' || fusion.tails.has(node) || !FLOAT.has(node.outputs[0].dataType)) continue;
-    const p = slots(node.inputs[0]);
-    const softmax = p.kind === 'op' ? p.node : null;
+    if (node.op !== 'matmul' || node.attrs.epilogue || !FLOAT.has(node.outputs[0].dataType)) continue;
+    const softmax = producer.get(slots(node.inputs[0]));
     if (softmax?.op !== 'softmax' || !once(node.inputs[0])) continue;
     if (softmax.attrs.axis !== softmax.outputs[0].shape.length - 1) continue;
-    const x = slots(softmax.inputs[0]);
-    if (x.kind !== 'op' || !once(softmax.inputs[0])) continue;
-    const scores = x.node.op === 'matmul' && !fusion.tails.has(x.node) ? x.node : fusion.lowerAt.get(x.node);
-    if (scores?.op !== 'matmul' || scores.outputs[0].dataType !== node.outputs[0].dataType) continue;
+    const scores = producer.get(slots(softmax.inputs[0]));
+    if (!scores || !once(softmax.inputs[0])) continue;
+    if (scores.op !== 'matmul' || scores.attrs.transpose || scores.outputs[0].dataType !== node.outputs[0].dataType) continue;
     const shape = scores.outputs[0].shape;
     // the kernel's rows are the first matmul's: a reshape in the chain (fused as a pass-through)
     // that regroups them ([2, 5, 8] normalised as [2, 10, 4]) is another computation
@@ -50,14 +49,13 @@ export function planAttention(nodes, outputs, fusion, storeViews) {
     const q = scores.inputs[0];
     const v = node.inputs[1];
     if (!attentionFits(shape[shape.length - 1], q.shape[q.shape.length - 1], v.shape[v.shape.length - 1])) continue;
-    const transpose = storeViews.get(node) ?? null;
+    const transpose = node.attrs.transpose ?? null;
     found.set(node, {
       id: node.id, op: 'fusedAttention', label: node.label,
       inputs: [q, scores.inputs[1], v],
       attrs: {scores, softmax, context: node, transpose},
       origin: scores.origin,
-      origins: [scores.origin, ...(fusion.tails.get(scores) ?? []).map((st) => st.node.origin), softmax.origin, node.origin,
-        ...(transpose ? [transpose.origin] : [])],
+      origins: [...originsOf(scores), softmax.origin, ...originsOf(node)],
       outputs: (transpose ?? node).outputs,
     });
   }
@@ -65,11 +63,16 @@ export function planAttention(nodes, outputs, fusion, storeViews) {
 }
 
 /**
- * The pass (compile/plan.js PASSES): `g.attention` = second matmul -> fusedAttention node; on
- * hardware adapters, or as the tuning switch `attention` says. Not on software adapters, where
- * the kernel's workgroup barriers cost more than the three unfused steps (docs/design-notes.md).
+ * The pass (compile/plan.js PASSES): each fusedAttention node takes its second matmul's place;
+ * the first matmul and the softmax leave the list. On hardware adapters, or as the tuning
+ * switch `attention` says. Not on software adapters, where the kernel's workgroup barriers cost
+ * more than the three unfused steps (docs/design-notes.md).
  */
 export function attentionPass(g, ctx) {
-  const fuse = ctx.tuning.attention ?? !isSoftwareAdapter(ctx);
-  return {...g, attention: fuse ? planAttention(g.nodes, g.outputs, g.fusion, g.storeViews) : new Map()};
+  if (!(ctx.tuning.attention ?? !isSoftwareAdapter(ctx))) return g;
+  const replaced = new Map();
+  for (const [context, node] of planAttention(g.nodes, g.outputs)) {
+    replaced.set(context, node).set(node.attrs.scores, null).set(node.attrs.softmax, null);
+  }
+  return {...g, nodes: replaceNodes(g.nodes, replaced)};
 }

@@ -20,14 +20,16 @@
  * its own operator's semantics (NaN, ±Inf, float16 rounding of every intermediate), see
  * ops/epilogue.js.
  *
- * The fused group is lowered where its last stage stands in the topological order, so every
- * other operand of a stage has been lowered by then; the step records the builder operators of
- * the whole group (producer first) for profiles.
+ * The pass replaces each chain by its producer rewritten with `attrs.epilogue` = the stages
+ * (compile/rewrite.js), standing where the chain's last stage stood in the topological order, so
+ * every other operand of a stage has been lowered by then; its `origins` list the builder
+ * operators of the whole group (producer first) for profiles. The stage nodes leave the list.
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
 import {ACTIVATIONS} from '../ops/activations.js';
 import {BINARY, UNARY, exprFor} from '../ops/elementwise.js';
+import {rewritten} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 /**
@@ -146,7 +148,21 @@ function chainOf(node, uses, consumers, absorbed) {
   return tail.slice(0, best);
 }
 
-/** The pass (compile/plan.js PASSES): `g.fusion` = the chains of `g.nodes`. */
+/**
+ * The pass (compile/plan.js PASSES): each chain's producer, rewritten with `attrs.epilogue` (its
+ * stages) and the stages' origins, takes the place of the chain's last stage; the other nodes of
+ * the chain leave the list.
+ */
 export function fusionPass(g) {
-  return {...g, fusion: planFusion(g.nodes, g.outputs)};
+  const {tails, lowerAt, absorbed} = planFusion(g.nodes, g.outputs);
+  const nodes = [];
+  for (const node of g.nodes) {
+    if (!absorbed.has(node)) nodes.push(node);
+    else if (lowerAt.has(node)) {
+      const producer = lowerAt.get(node);
+      const stages = tails.get(producer);
+      nodes.push(rewritten(producer, {epilogue: stages}, stages.map((st) => st.node.origin)));
+    }
+  }
+  return {...g, nodes};
 }

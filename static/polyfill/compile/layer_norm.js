@@ -11,8 +11,8 @@
  * and ORT's WebNN EP passes it through as those nine builder calls (ORT's LayerNormFusion runs
  * for its own CPU and GPU EPs, and in its basic level only for opset 17 and later). Unfused that
  * is six GPU steps where the spec's operator is one, and the product before each can no longer
- * hand its partial sums to the normalization (compile/split_norm.js): BERT-base's plan on an
- * NVIDIA adapter was 20 steps a layer instead of 8 (240 against 96).
+ * hand its partial sums to the normalization (compile/split_norm.js): BERT-base's plan takes
+ * 20 steps a layer unfused instead of 8.
  *
  * The same without the mean (the square and the division read x itself) is an RMS norm:
  * ORT's WebNN EP writes ONNX Runtime's SimplifiedLayerNormalization (the RMSNorm of LLaMA-style

@@ -11,22 +11,23 @@
  *   L.alias(operand, value)     let an operand share an existing Value (no copy)
  *   L.result(node, i = 0)       a new temporary Value for the node's i-th output
  *   L.temp(bytes, label)        a scratch Value
- *   L.step({shader, values, uniforms, threads | groups})   append one dispatch
- *   L.fusedStages(node)         the element-wise stages fused into node's step (compile/fusion.js),
- *                               applied by the kernel's epilogue (ops/epilogue.js); [] for none
+ *   L.step({shader, values, uniforms, threads | groups, origins})   append one dispatch
  *   L.view(operand)             the operand as a strided View (compile/views.js) without a copy:
  *                               kernels that address strided data read deferred transposes so
  *   L.defer(operand, view)      make `operand` a deferred View (materialized by L.value on demand)
- *   L.storeView(node)           the transpose a matmul stores for (compile/views.js planStoreViews)
- *   L.splitNorms                product node -> the normalization that may add its split
- *                               partial sums itself (compile/split_norm.js)
  *   L.deferSplitRead(value, r)  a split product's reduce step, not yet emitted, for `value`
  *   L.splitRead(value)          that read (the caller adds the partial sums instead of binding
  *                               `value`), or null
+ *   L.operators                 the builder operators the steps appended now are for
+ * What the passes decided is on the node itself (compile/rewrite.js): its fused stages
+ * (`attrs.epilogue`, applied by ops/epilogue.js), the transpose it stores for, the normalization
+ * reading its split product, the builder operators it stands for (`origins`).
  *
- * Each step records `operators`: the builder operators ({type, label}) it was made for, taken
- * from `L.origin`, which the compiler sets while lowering each node (and for output copies and
- * boundary conversions, the operand's producer); steps converting graph inputs record none.
+ * Each step records `operators`: the builder operators ({type, label}) it was made for: those of
+ * the node being lowered (the compiler lowers each node within(originsOf(node))), then the
+ * `origins` the step adds (the operators folded into the views it reads). A deferred view's copy
+ * records the view's operators, an output's copy or packing step the output's producer, steps
+ * converting graph inputs none.
  */
 import {domError} from '../errors.js';
 import {DATA_TYPES, computeByteLength, elementCount, isDirect} from '../dtypes.js';
@@ -47,18 +48,33 @@ export class Lowering {
     this.byOperand = new Map();
     this.inputs = new Map();
     this.maxBinding = maxBindingBytes(ctx.device);
-    /** @type {{type: string, label: string}[]} the builder operators steps appended now come from */
-    this.origin = [];
-    /** @type {Map<object, object[]>} producer node -> fused stages (set by the compiler) */
-    this.tails = new Map();
     /** @type {Map<object, object>} operand slots -> deferred View (compile/views.js) */
     this.deferred = new Map();
-    /** @type {Map<object, object>} matmul node -> the transpose node it stores for (set by the compiler) */
-    this.storeViews = new Map();
-    /** @type {Map<object, object>} product node -> the normalization reading it (compile/split_norm.js) */
-    this.splitNorms = new Map();
     /** @type {Map<object, object>} Value -> the deferred reduce of the split product it holds */
     this.splitReads = new Map();
+    /** @type {Map<object, object>} constant operand slots -> its packed Value (packedConstant) */
+    this.packed = new Map();
+  }
+
+  /** @type {{type: string, label: string}[]} the builder operators the steps appended now are for */
+  get operators() {
+    return this.#operators;
+  }
+
+  #operators = [];
+
+  /**
+   * Runs `fn` with the steps it appends recorded as made for `operators` (the compiler: a node's
+   * origins; Lowering itself: a deferred view's or an input conversion's), and returns its result.
+   */
+  within(operators, fn) {
+    const outer = this.#operators;
+    this.#operators = operators;
+    try {
+      return fn();
+    } finally {
+      this.#operators = outer;
+    }
   }
 
   /**
@@ -69,21 +85,16 @@ export class Lowering {
    * `value` is never read unwritten.
    * @param {object} value the product's (never written) result
    * @param {{node: object, dataType: string, batchRank: number, hasC: boolean, values: object[],
-   *   splits: number, uniforms: object, reduce: function}} read what addSplitRead needs, and `reduce()` emitting
-   *   the reduce step
+   *   splits: number, uniforms: object, operators: object[], reduce: function}} read what
+   *   addSplitRead needs, the product step's operators, and `reduce()` emitting the reduce step
    */
   deferSplitRead(value, read) {
-    this.splitReads.set(value, {...read, origin: this.origin});
+    this.splitReads.set(value, read);
   }
 
   /** The deferred read of `value` (see deferSplitRead), or null. */
   splitRead(value) {
     return this.splitReads.get(value) ?? null;
-  }
-
-  /** The transpose node whose layout `node` (a matmul) stores its output in, or undefined. */
-  storeView(node) {
-    return this.storeViews.get(node);
   }
 
   /**
@@ -108,11 +119,6 @@ export class Lowering {
     this.deferred.set(slots(operand), view);
   }
 
-  /** The element-wise stages fused into `node`'s step, in order ([] when none). */
-  fusedStages(node) {
-    return this.tails.get(node) ?? [];
-  }
-
   /** A new Value of `bytes` bytes (compute layout). */
   newValue(kind, bytes, label, extra = {}) {
     const value = {id: this.values.length, kind, bytes: Math.max(4, Math.ceil(bytes / 4) * 4), label, firstUse: Infinity, lastUse: -1, ...extra};
@@ -130,11 +136,8 @@ export class Lowering {
     if (v) return v;
     const deferred = this.deferred.get(s);
     if (deferred) {
-      // its copy step is one of the view's operators
-      const origin = this.origin;
-      this.origin = deferred.origins;
-      v = deferred.materialize();
-      this.origin = origin;
+      // its copy step is the view's operators'
+      v = this.within(deferred.origins, () => deferred.materialize());
       this.byOperand.set(s, v);
       return v;
     }
@@ -142,10 +145,7 @@ export class Lowering {
     if (s.kind === 'input') {
       const raw = this.newValue('input', Math.ceil(elementCount(s.shape) * DATA_TYPES[s.dataType].bytes), `input ${s.name}`, {name: s.name});
       this.inputs.set(s.name, raw);
-      const origin = this.origin;
-      this.origin = [];
-      v = isDirect(s.dataType) ? raw : lowerBoundaryIn(this, raw, desc);
-      this.origin = origin;
+      v = isDirect(s.dataType) ? raw : this.within([], () => lowerBoundaryIn(this, raw, desc));
     } else if (s.kind === 'constant') {
       const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
       const data = constantComputeBytes(bytes, desc);
@@ -168,7 +168,6 @@ export class Lowering {
   packedConstant(operand) {
     const s = slots(operand);
     if (s.kind !== 'constant') throw new Error('packedConstant() of an operand that is not a constant');
-    this.packed ??= new Map();
     let v = this.packed.get(s);
     if (!v) {
       const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
@@ -188,12 +187,13 @@ export class Lowering {
 
   /**
    * A new temporary Value for output `index` of `node`, sized for its descriptor. With fused
-   * stages it holds the last stage's output (the producer's own output is never stored).
+   * stages (attrs.epilogue) it holds the last stage's output (the producer's own output is never
+   * stored).
    */
   result(node, index = 0) {
     const s = slots(node.outputs[index]);
     const v = this.newValue('temp', computeByteLength({dataType: s.dataType, shape: s.shape}), `${node.label}:${index}`);
-    const stages = this.fusedStages(node);
+    const stages = node.attrs?.epilogue ?? [];
     this.byOperand.set(stages.length ? slots(stages[stages.length - 1].node.outputs[0]) : s, v);
     return v;
   }
@@ -211,16 +211,16 @@ export class Lowering {
    * @param {object} step.uniforms uniform values by name (`total` is filled in)
    * @param {number} [step.threads] invocations that do work (one per output element, typically)
    * @param {number} [step.groups] workgroups to launch instead; `total` = groups * workgroupSize
+   * @param {object[]} [step.origins] builder operators this step adds to `operators` (those of
+   *   the views it reads)
+   * @param {object[]} [step.operators] the step's operators instead of `operators` + `origins`
    */
-  step({shader, values, uniforms = {}, threads, groups, label}) {
+  step({shader, values, uniforms = {}, threads, groups, label, origins = [], operators}) {
     for (const v of values) {
       const read = this.splitRead(v);
       if (!read) continue;
       this.splitReads.delete(v);
-      const origin = this.origin;
-      this.origin = read.origin;
       read.reduce();
-      this.origin = origin;
     }
     if (values.length !== shader.bindings.length) {
       throw new Error(`${shader.name}: ${values.length} values for ${shader.bindings.length} bindings`);
@@ -240,7 +240,7 @@ export class Lowering {
     this.steps.push({
       shader,
       label: label ?? shader.name,
-      operators: this.origin,
+      operators: operators ?? [...this.#operators, ...origins],
       values,
       uniformData: shader.packUniforms({...uniforms, total}),
       workgroups: foldWorkgroups(wgCount, Math.min(this.ctx.device.limits.maxComputeWorkgroupsPerDimension,

@@ -26,6 +26,7 @@ import {createGraphObject} from '../graph.js';
 import {OPERATORS} from '../ops/index.js';
 import {INTERNAL_OPERATORS} from '../ops/internal.js';
 import {Lowering} from './lowering.js';
+import {originsOf} from './rewrite.js';
 import {fusionPass} from './fusion.js';
 import {storeViewPass} from './views.js';
 import {attentionPass} from './attention.js';
@@ -45,9 +46,9 @@ const STORAGE = globalThis.GPUBufferUsage ? GPUBufferUsage.STORAGE | GPUBufferUs
 
 /**
  * The passes, in order: each `(graph, ctx) => graph` over the record {nodes (topological order),
- * outputs, fusion, storeViews, attention, siblings, splitNorms}, returning a new record with the
- * nodes it rewrote or the plan it made. A new pass is a module exporting one such function and
- * one line here.
+ * outputs}, returning a new record whose node list has the pattern it found rewritten: a node
+ * replaced by one carrying the result as attributes (compile/rewrite.js), the nodes it absorbed
+ * removed. A new pass is a module exporting one such function and one line here.
  */
 export const PASSES = Object.freeze([
   csePass,         // a computation repeated from the same inputs -> sharedValue nodes of the first
@@ -55,36 +56,20 @@ export const PASSES = Object.freeze([
   quantizedMatmulPass, // dequantizeLinear(packed constant) -> [views] -> matmul/gemm -> one quantizedMatmul node
   quantizedGatherPass, // gather(dequantizeLinear(packed constant table)) -> one quantizedGather node
   rotaryPass,      // the rotation of halves written out (split, concat, mul, add) -> one rotaryEmbedding node
-  fusionPass,      // element-wise chains -> their producer's epilogue
-  storeViewPass,   // a matmul stores into its only consumer transpose's layout
+  fusionPass,      // element-wise chains -> their producer with attrs.epilogue
+  storeViewPass,   // a matmul stores into its only consumer transpose's layout: attrs.transpose
   attentionPass,   // matmul -> softmax -> matmul -> one fusedAttention node
   siblingsPass,    // products of one A with constant B's -> one mergedMatmul node
-  splitNormPass,   // a normalization adds the split product's partial sums it reads
+  splitNormPass,   // a normalization adds the split product's partial sums it reads: attrs.splitNorm
 ]);
 
 /**
- * Lowers the passes' graph into steps: a fused group at its last stage, once every stage's other
- * operand exists; a fused attention's nodes as one fusedAttention node at its second matmul; a
- * sibling group as one mergedMatmul node where its first member stands. Spec operators lower
- * through OPERATORS, pass-made nodes through INTERNAL_OPERATORS.
+ * Lowers the passes' node list into steps, in order: spec operators through OPERATORS, pass-made
+ * nodes through INTERNAL_OPERATORS; each node's steps record the builder operators it stands for.
  */
-function lowerNodes(g, L) {
-  const {fusion, attention, siblings} = g;
-  L.tails = fusion.tails;
-  L.storeViews = g.storeViews;
-  L.splitNorms = g.splitNorms;
-  const skipped = new Set(g.storeViews.values());
-  for (const {attrs} of attention.values()) skipped.add(attrs.scores).add(attrs.softmax);
-  const order = [];
-  for (const node of g.nodes) {
-    const producer = fusion.absorbed.has(node) ? fusion.lowerAt.get(node) : node;
-    if (!producer || skipped.has(producer)) continue;
-    const replaced = attention.get(producer) ?? siblings.get(producer) ?? producer;
-    if (replaced.op !== 'mergedMatmul' || !order.includes(replaced)) order.push(replaced);
-  }
-  for (const node of order) {
-    L.origin = [...(node.origins ?? [node.origin]), ...L.fusedStages(node).map((st) => st.node.origin)];
-    (OPERATORS[node.op] ?? INTERNAL_OPERATORS[node.op]).lower(node, L);
+function lowerNodes(nodes, L) {
+  for (const node of nodes) {
+    L.within(originsOf(node), () => (OPERATORS[node.op] ?? INTERNAL_OPERATORS[node.op]).lower(node, L));
   }
 }
 
@@ -98,11 +83,8 @@ export async function compileGraph(context, entries) {
   const ctx = contextSlots(context);
   const L = new Lowering(ctx);
   const graphNodes = reachableNodes(entries.map(([, o]) => o));
-  const graph = PASSES.reduce((g, pass) => pass(g, ctx), {
-    nodes: graphNodes, outputs: entries.map(([, o]) => o),
-    fusion: null, storeViews: new Map(), attention: new Map(), siblings: new Map(), splitNorms: new Map(),
-  });
-  lowerNodes(graph, L);
+  const graph = PASSES.reduce((g, pass) => pass(g, ctx), {nodes: graphNodes, outputs: entries.map(([, o]) => o)});
+  lowerNodes(graph.nodes, L);
 
   const outputDescriptors = new Map();
   const outputs = new Map();
@@ -111,22 +93,24 @@ export async function compileGraph(context, entries) {
     const s = slots(operand);
     const desc = {dataType: s.dataType, shape: s.shape.slice()};
     outputDescriptors.set(name, desc);
-    L.origin = s.kind === 'op' ? [s.node.origin] : [];
-    const value = L.value(operand);
-    if (!isDirect(desc.dataType)) {
-      const raw = L.newValue('output', elementCount(desc.shape) * DATA_TYPES[desc.dataType].bytes, `output ${name}`, {name});
-      lowerBoundaryOut(L, value, raw, desc);
-      outputs.set(name, raw);
-    } else if (value.kind === 'temp' && !claimed.has(value)) {
-      value.kind = 'output';
-      value.name = name;
-      claimed.add(value);
-      outputs.set(name, value);
-    } else {
-      const raw = L.newValue('output', value.bytes, `output ${name}`, {name});
-      lowerCopy(L, value, raw, value.bytes, `output ${name}`);
-      outputs.set(name, raw);
-    }
+    // an output's copy or packing step is its producer's
+    L.within(s.kind === 'op' ? [s.node.origin] : [], () => {
+      const value = L.value(operand);
+      if (!isDirect(desc.dataType)) {
+        const raw = L.newValue('output', elementCount(desc.shape) * DATA_TYPES[desc.dataType].bytes, `output ${name}`, {name});
+        lowerBoundaryOut(L, value, raw, desc);
+        outputs.set(name, raw);
+      } else if (value.kind === 'temp' && !claimed.has(value)) {
+        value.kind = 'output';
+        value.name = name;
+        claimed.add(value);
+        outputs.set(name, value);
+      } else {
+        const raw = L.newValue('output', value.bytes, `output ${name}`, {name});
+        lowerCopy(L, value, raw, value.bytes, `output ${name}`);
+        outputs.set(name, raw);
+      }
+    });
   }
   const inputDescriptors = new Map();
   for (const node of graphNodes) {

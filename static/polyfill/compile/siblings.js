@@ -11,6 +11,7 @@ import {tensorSlots} from '../tensor.js';
 import {stridesOf} from '../shape/common.js';
 import {reshapeStrides} from '../shape/strides.js';
 import {constantComputeBytes} from './boundary.js';
+import {originsOf, replaceNodes, storedOutputs} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
@@ -28,17 +29,18 @@ function isBias(operand, n) {
 }
 
 /**
- * {node, bias, out} when `node` can join a sibling group, else null: a matmul, or a gemm
+ * {node, bias, out, origins} when `node` can join a sibling group, else null: a matmul, or a gemm
  * without transposes and scaling (ORT's WebNN EP writes MatMul + Add as gemm with C), of a
- * constant [K, N] B; bias: the constant bias operand (gemm's C, or a fused add stage), or null;
- * out: the operand the member's result is (its last fused stage's: reshapes may follow).
+ * constant [K, N] B, with no fused stages but a bias add and reshapes; bias: the constant bias
+ * operand (gemm's C, or a fused add stage), or null; out: the operand the member's result is
+ * (its last fused stage's: reshapes may follow).
  */
-function member(node, tails) {
-  if ((node.op !== 'matmul' && node.op !== 'gemm') || !FLOAT.has(node.outputs[0].dataType)) return null;
+function member(node) {
+  if ((node.op !== 'matmul' && node.op !== 'gemm') || node.attrs.transpose || !FLOAT.has(node.outputs[0].dataType)) return null;
   const b = slots(node.inputs[1]);
   if (b.kind !== 'constant' || b.shape.length !== 2 || b.dataType !== node.outputs[0].dataType) return null;
   const n = b.shape[1];
-  let tail = tails.get(node) ?? [];
+  let tail = node.attrs.epilogue ?? [];
   let bias = null;
   if (node.op === 'gemm') {
     const {alpha, beta, aTranspose, bTranspose} = node.attrs;
@@ -53,24 +55,22 @@ function member(node, tails) {
     tail = tail.slice(1);
   }
   if (!tail.every((st) => st.reshape)) return null;
-  const stages = tails.get(node) ?? [];
-  return {node, bias, out: stages.length ? stages[stages.length - 1].node.outputs[0] : node.outputs[0],
-    origins: [node.origin, ...stages.map((st) => st.node.origin)]};
+  return {node, bias, out: storedOutputs(node)[0], origins: originsOf(node)};
 }
 
 /**
  * The sibling groups: matmuls reading the same A operand with constant [K, N_i] B's of one data
  * type, all with a bias stage or all without.
- * @param {object[]} nodes reachable nodes, topological order
- * @param {Map<object, object[]>} tails the fusion pass's producer -> stages
- * @param {Set<object>} [exclude] matmuls that must keep their own step (e.g. a transposed store)
+ * @param {object[]} nodes the node list after fusion (and transposed stores, which keep their
+ *   own step), topological order
  * @returns {Map<object, object>} each member node -> its group's mergedMatmul node
- *   (ops/merged_matmul.js), lowered in place of the member lowered first
+ *   (ops/merged_matmul.js), which takes the place of the member that comes first
  */
-export function planSiblings(nodes, tails, exclude = new Set()) {
+export function planSiblings(nodes) {
   const byA = new Map();
-  for (const node of nodes) {
-    const m = exclude.has(node) ? null : member(node, tails);
+  // members in builder order (a fused member stands at its last stage's place in the list)
+  for (const node of [...nodes].sort((x, y) => x.id - y.id)) {
+    const m = member(node);
     if (!m) continue;
     // the same data: one operand, or reshapes of one (ORT's WebNN EP reshapes the input per gemm)
     let a = slots(node.inputs[0]);
@@ -136,11 +136,18 @@ function mergedMatmulNode(members) {
 }
 
 /**
- * The pass (compile/plan.js PASSES): `g.siblings` = member -> mergedMatmul node. Not a transposed
- * store, nor a fused attention's products: its step computes the scores itself (a sibling group
- * would compute them a second time, and copy the other products out of it).
+ * The pass (compile/plan.js PASSES): each group's mergedMatmul node takes the place of its first
+ * member; the other members leave the list. Transposed stores keep their own step, and a fused
+ * attention's products are no longer in the list (its step computes the scores itself).
  */
 export function siblingsPass(g) {
-  const attentionProducts = [...g.attention.values()].flatMap(({attrs}) => [attrs.context, attrs.scores]);
-  return {...g, siblings: planSiblings(g.nodes, g.fusion.tails, new Set([...g.storeViews.keys(), ...attentionProducts]))};
+  const groups = planSiblings(g.nodes);
+  const placed = new Set();
+  const replaced = new Map();
+  for (const node of g.nodes) {
+    const merged = groups.get(node);
+    if (merged) replaced.set(node, placed.has(merged) ? null : merged);
+    if (merged) placed.add(merged);
+  }
+  return {...g, nodes: replaceNodes(g.nodes, replaced)};
 }

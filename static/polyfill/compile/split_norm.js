@@ -14,15 +14,18 @@
  *
  * The pattern (planSplitNorms), decided at build: a matmul, gemm or conv2d (float32 or float16;
  * a conv2d is split only when it is pointwise, and stores row-major only in nchw), not a
- * sibling product, a transposed store or a fused attention, whose output after its fused stages
+ * transposed store (sibling products and fused attention are other nodes by now), whose output after its fused stages
  * is read once, as input 0 of a layerNormalization / instanceNormalization, and is not a graph
  * output; the normalization's step then binds at most 8 storage buffers (WebGPU's guaranteed
  * maxStorageBuffersPerShaderStage): partial sums, C, the stages' other operands, scale, bias and
  * its output. Whether the product is split at all is the matrix kernel's choice at lowering, and
  * it defers the reduce only when it stores Y row-major from offset 0 (ops/matmul_kernels.js
- * splitStep); otherwise it stores Y as always and the normalization reads Y.
+ * splitStep); otherwise it stores Y as always and the normalization reads Y. The pass marks the
+ * product with `attrs.splitNorm` (the normalization node); the deferral itself is a property of
+ * the product's Value during lowering (compile/lowering.js deferSplitRead).
  */
-import {slots, useCounts} from '../operand.js';
+import {slots} from '../operand.js';
+import {producers, readCounts, replaceNodes, rewritten} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 const NORMALIZATIONS = new Set(['layerNormalization', 'instanceNormalization']);
@@ -32,24 +35,22 @@ const PRODUCTS = new Set(['matmul', 'gemm', 'conv2d']);
 const MAX_STORAGE_BINDINGS = 8;
 
 /**
- * @param {object[]} nodes reachable nodes, topological order
+ * @param {object[]} nodes the node list after the other passes, topological order
  * @param {object[]} outputs the graph's output operands
- * @param {{tails: Map<object, object[]>, lowerAt: Map<object, object>}} fusion the fusion pass's plan
- * @param {Set<object>} [exclude] products that keep their own store (siblings, transposed stores,
- *   fused attention)
  * @returns {Map<object, object>} product node -> the normalization node reading its result
  */
-export function planSplitNorms(nodes, outputs, fusion, exclude = new Set()) {
-  const uses = useCounts(nodes, outputs);
+export function planSplitNorms(nodes, outputs) {
+  const uses = readCounts(nodes, outputs);
+  const producer = producers(nodes);
   const found = new Map();
   for (const node of nodes) {
     if (!NORMALIZATIONS.has(node.op) || !FLOAT.has(node.outputs[0].dataType)) continue;
     const x = slots(node.inputs[0]);
     if (x.kind !== 'op' || uses.get(x) !== 1) continue;
     // the product itself, or the producer of the fused chain ending in x
-    const product = PRODUCTS.has(x.node.op) && !fusion.tails.has(x.node) ? x.node : fusion.lowerAt.get(x.node);
-    if (!product || !PRODUCTS.has(product.op) || exclude.has(product)) continue;
-    const stages = fusion.tails.get(product) ?? [];
+    const product = producer.get(x);
+    if (!product || !PRODUCTS.has(product.op) || product.attrs.transpose) continue;
+    const stages = product.attrs.epilogue ?? [];
     // the product's C term: gemm's c, conv2d's bias (its third input)
     const bindings = 1 + (product.inputs.length > 2 ? 1 : 0) + stages.filter((st) => st.other).length
       + (node.inputs.length - 1) + 1;
@@ -59,8 +60,9 @@ export function planSplitNorms(nodes, outputs, fusion, exclude = new Set()) {
   return found;
 }
 
-/** The pass (compile/plan.js PASSES): `g.splitNorms` = product -> the normalization adding its partial sums. */
+/** The pass (compile/plan.js PASSES): each such product rewritten with `attrs.splitNorm` = its normalization. */
 export function splitNormPass(g) {
-  return {...g, splitNorms: planSplitNorms(g.nodes, g.outputs, g.fusion,
-    new Set([...g.storeViews.keys(), ...g.attention.keys(), ...g.siblings.keys()]))};
+  const replaced = new Map();
+  for (const [product, splitNorm] of planSplitNorms(g.nodes, g.outputs)) replaced.set(product, rewritten(product, {splitNorm}));
+  return {...g, nodes: replaceNodes(g.nodes, replaced)};
 }

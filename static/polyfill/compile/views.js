@@ -18,23 +18,24 @@
  * (the builder operators folded into it, for the consuming step's profile), materialize():
  * Value}.
  */
-import {slots, useCounts} from '../operand.js';
+import {slots} from '../operand.js';
 import {storeStrides} from '../shape/strides.js';
+import {readCounts, replaceNodes, rewritten} from './rewrite.js';
 
 /**
  * The matmuls that store into their only consumer's transposed layout.
- * @param {object[]} nodes reachable nodes, topological order
+ * @param {object[]} nodes the node list, topological order (a matmul with fused stages keeps
+ *   its row-major store)
  * @param {object[]} outputs the graph's output operands
- * @param {Map<object, object[]>} tails the fusion pass's producer -> stages (those keep their store)
  * @returns {Map<object, object>} matmul node -> the transpose node it stores for
  */
-export function planStoreViews(nodes, outputs, tails) {
-  const uses = useCounts(nodes, outputs);
+export function planStoreViews(nodes, outputs) {
+  const uses = readCounts(nodes, outputs);
   const consumer = new Map();
   for (const node of nodes) for (const input of node.inputs) consumer.set(slots(input), node);
   const views = new Map();
   for (const node of nodes) {
-    if (node.op !== 'matmul' || tails.has(node)) continue;
+    if (node.op !== 'matmul' || node.attrs.epilogue) continue;
     const s = slots(node.outputs[0]);
     const next = consumer.get(s);
     if (uses.get(s) !== 1 || next?.op !== 'transpose') continue;
@@ -43,7 +44,16 @@ export function planStoreViews(nodes, outputs, tails) {
   return views;
 }
 
-/** The pass (compile/plan.js PASSES): `g.storeViews` = matmul -> the transpose it stores for. */
+/**
+ * The pass (compile/plan.js PASSES): each such matmul rewritten with `attrs.transpose` (the
+ * transpose it stores for, whose output its step writes) and the transpose's origin; the
+ * transpose leaves the list.
+ */
 export function storeViewPass(g) {
-  return {...g, storeViews: planStoreViews(g.nodes, g.outputs, g.fusion.tails)};
+  const replaced = new Map();
+  for (const [matmul, transpose] of planStoreViews(g.nodes, g.outputs)) {
+    replaced.set(matmul, rewritten(matmul, {transpose}, [transpose.origin]));
+    replaced.set(transpose, null);
+  }
+  return {...g, nodes: replaceNodes(g.nodes, replaced)};
 }

@@ -62,8 +62,8 @@ export class PendingWrites {
   /**
    * Holds a copy of `bytes` for the whole of tensor `t`'s buffer: in the tensor's mapped upload
    * buffer (STAGE_BYTES or more, when it is mapped; made on the first such write), else in a host
-   * buffer kept per tensor (allocating 1.5 MB afresh took 0.6 ms on a 2-core VM, copying into a
-   * kept one 0.04 ms). By the next write of the tensor the last copy has been written (flush) or
+   * buffer kept per tensor (allocating one afresh costs far more than copying into a kept one).
+   * By the next write of the tensor the last copy has been written (flush) or
    * replaced.
    * @param {object} t tensor slots (`buffer`, `destroyed`; `uploadStaging` is set here: a GPU
    *   buffer of the tensor's size, kept until the tensor is destroyed)

@@ -87,7 +87,8 @@ function lowerActivation(node, L) {
   const def = ACTIVATIONS[node.op];
   const dataType = node.inputs[0].dataType;
   const attrs = {};
-  for (const [key, value] of Object.entries(node.attrs)) attrs[key] = {value, dataType};
+  // the activation's own parameters, not the fused stages a pass added (attrs.epilogue)
+  for (const [key, value] of Object.entries(node.attrs)) if (key !== 'epilogue') attrs[key] = {value, dataType};
   emitElementwise(L, node, {expr: def[kindOf(dataType)], vars: ['x'], attrs});
 }
 

@@ -42,9 +42,8 @@ const DEFAULT_CONFIG = Object.freeze({rows: 16, perRow: 8, keys: 32});
  * On hardware adapters, for head sizes of at least WIDE_HEAD (so that padding to 32 costs
  * little): 4 rows a workgroup, 32 invocations a row, each one score of a 32-key tile and Dv / 32
  * outputs. Four times the invocations of DEFAULT_CONFIG for the same work, for GPUs of many
- * cores: on an NVIDIA H200 the small encoder's attention step (4 heads x 128 x 128, head size
- * 64) took 18 against 25 us (profiling mode), BERT-base's whole plan 1.96 against 2.01 ms back
- * to back (tools/bench_anatomy, 2026-12-04). 2,728 f32 (10.9 KB) of workgroup memory.
+ * cores (docs/design-notes.md, "Fused attention's configurations"). 2,728 f32 (10.9 KB) of
+ * workgroup memory.
  */
 const WIDE_CONFIG = Object.freeze({rows: 4, perRow: 32, keys: 32});
 const WIDE_HEAD = 32;
@@ -242,9 +241,8 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
     vb_shape: batchShape, vb_strides: batchStridesOf(vv, batchShape),
     ...ep.uniforms,
   };
-  L.origin = [...L.origin, ...vq.origins, ...vk.origins, ...vv.origins];
   L.step({shader, values: [vq.value, vk.value, vv.value, y, ...ep.values], uniforms, groups: batches * blocks,
-    label: context.label});
+    label: context.label, origins: [...vq.origins, ...vk.origins, ...vv.origins]});
 }
 
 /**

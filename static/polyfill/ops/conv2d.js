@@ -10,7 +10,6 @@
  *    invocation per 4 consecutive outputs of a row;
  *  - general: one invocation per (batch, row, 4 consecutive columns, block of 4 output channels
  *    of one group), so every input value loaded feeds 4 outputs and every weight 4.
- * Measured on SwiftShader (2 shared CPU cores): 1x32x112x112 3x3 32 filters ~140 ms.
  * Accumulation is in f32 for float32 and float16 (float16 results are rounded when stored).
  */
 import {checkDataType, checkRank} from '../shape/common.js';
@@ -79,7 +78,7 @@ fn load_x(row: u32, ix: i32) -> f32 {
  * Depthwise kernel (one input and one output channel per group): one invocation per batch,
  * channel, row and 4 consecutive output columns. With stride 1 and dilation 1 along the width
  * (a variant of the shader text), the 4 columns slide over one input row as a vec4 window, one
- * new input load per filter tap instead of four (1.3-2x faster on SwiftShader).
+ * new input load per filter tap instead of four.
  */
 function lowerDepthwise(node, L, g, values) {
   const dt = node.outputs[0].dataType;
@@ -205,12 +204,10 @@ function isPointwise(node, g) {
 /**
  * The matrix kernel of a pointwise conv2d of M output channels: the tuning switch
  * `pointwise` (tuning.js) if set; on a CPU adapter
- * (SwiftShader) 'blocked', since barriers and workgroup memory make the tiled kernel 3-10x slower
- * there (1x16x112x112 -> 96 channels: 45 ms vs 485 ms); on hardware GPUs 'blocked' below 32
- * output channels, which waste most of a 64-row tile (1x32x112x112 -> 16: blocked 0.08 ms, tiled
- * 0.14 ms on an NVIDIA H200), else the matrix core's own choice (tiled is 2-3x faster for the
- * K >= 144 projections: 1x1152x7x7 -> 320, 0.81 ms vs 0.36 ms per dispatch). Measured with
- * tools/bench_conv.py on EfficientNet-Lite0's 33 pointwise layers.
+ * (SwiftShader) 'blocked', since barriers and workgroup memory make the tiled kernel slower
+ * there; on hardware GPUs 'blocked' below 32 output channels, which waste most of a 64-row tile,
+ * else the matrix core's own choice (docs/design-notes.md, "Pointwise convolutions";
+ * tools/bench_conv.py measures them).
  * @returns {string|undefined} a matmulStep kernel, undefined for chooseMatmulKernel()'s
  */
 function pointwiseKernel(ctx, M) {

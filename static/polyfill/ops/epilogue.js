@@ -5,7 +5,8 @@
  * that each store site applies to the value it computed (accumulator, bias and alpha/beta terms
  * included) before storing it at element `i` of the output, `i` being that element's row-major
  * index in the output's shape (= its offset in the output buffer). It evaluates the element-wise
- * stages the fusion pass (compile/fusion.js) folded into the producer; with none it returns v.
+ * stages the fusion pass (compile/fusion.js) folded into the producer, the node's
+ * `attrs.epilogue`; with none it returns v.
  *
  * Stage expressions are those of the unfused operators (ops/activations.js ACTIVATIONS,
  * ops/elementwise.js BINARY/UNARY), so NaN and ±Inf behave identically; their parameters
@@ -42,7 +43,7 @@ import {collectHelpers, helpersUsedIn} from '../gpu/wgsl_lib.js';
  *   step's values and merge into its uniforms
  */
 export function addEpilogue(shader, L, node, {uses = '', library = MATH} = {}) {
-  const stages = node ? L.fusedStages(node) : [];
+  const stages = node?.attrs.epilogue ?? [];
   const dataType = node?.outputs[0].dataType;
   const values = [];
   const uniforms = {};

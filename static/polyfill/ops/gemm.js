@@ -3,7 +3,7 @@
  * kernels in matmul_kernels.js: transposition and broadcasting are expressed as strides, so
  * neither operator copies its inputs; an input that is a deferred transpose/reshape view
  * is read through its strides too (shape/strides.js), and a matmul whose only consumer is a
- * transpose stores into the transposed layout. Sibling products and fused attention are internal
+ * transpose (attrs.transpose, compile/views.js) stores into the transposed layout. Sibling products and fused attention are internal
  * nodes of their own (ops/merged_matmul.js, ops/attention.js).
  */
 import {typeError} from '../errors.js';
@@ -38,9 +38,9 @@ function lowerGemm(node, L) {
   const K = aTranspose ? a.shape[0] : a.shape[1];
   const va = L.view(a);
   const vb = L.view(b);
-  L.origin = [...L.origin, ...va.origins, ...vb.origins];
   matmulStep(L, {
     node,
+    origins: [...va.origins, ...vb.origins],
     label: node.label,
     dataType: node.outputs[0].dataType,
     a: va.value,
@@ -75,14 +75,14 @@ function lowerMatmul(node, L) {
   const [M, N] = shape.slice(rank - 2);
   const K = a.shape[a.shape.length - 1];
   const batchShape = shape.slice(0, rank - 2);
-  const transpose = L.storeView(node);
+  const {transpose} = node.attrs;
   const store = transpose ? storeStrides(shape, transpose.attrs.permutation) : {};
   const va = L.view(a);
   const vb = L.view(b);
   const matrix = (v) => v.strides.slice(v.strides.length - 2);
-  L.origin = [...L.origin, ...va.origins, ...vb.origins, ...(transpose ? [transpose.origin] : [])];
   matmulStep(L, {
     node,
+    origins: [...va.origins, ...vb.origins],
     label: node.label,
     dataType: node.outputs[0].dataType,
     a: va.value,

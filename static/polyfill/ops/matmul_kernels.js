@@ -194,8 +194,7 @@ function gemvColShader(dataType, batchRank, hasC, quant) {
  * exactly as store_y applies them (before the data type's rounding). The shader adds
  * `epilogue` (ops/epilogue.js) and the store helpers itself. The additions are written out, one
  * per split (the count is the plan's, fixed at build): all loads are issued at once, where a
- * loop to a uniform count waited for each (on the H200 the reduce step of BERT-base's 4-way
- * split FFN-in product took 16 us for 1.5 MB).
+ * loop to a uniform count waits for each.
  */
 function declareSplitValue(shader, dataType, batchRank, hasC, splits) {
   if (!Number.isInteger(splits) || splits < 1) throw new TypeError(`split_value: ${splits} partial products`);
@@ -274,8 +273,10 @@ fn split_x(o: u32) -> f32 {
  * @param {number} [p.alpha=1] @param {number} [p.beta=1]
  * @param {string} [p.kernel] the kernel to use ('blocked' | 'tiled' | 'tiled128' | 'gemv')
  *   instead of chooseMatmulKernel()'s
- * @param {object} [p.node] the builder node the product is for: its fused element-wise stages
- *   (compile/fusion.js) run in the epilogue; Y must then be the node's whole output (y offset 0)
+ * @param {object} [p.node] the node the product is for: its fused element-wise stages
+ *   (attrs.epilogue) run in the epilogue; Y must then be the node's whole output (y offset 0); with
+ *   attrs.splitNorm a split product's reduce is left to that normalization (compile/split_norm.js)
+ * @param {object[]} [p.origins] builder operators the steps add to the node's (the views read)
  * @param {object} [p.quant] B is packed quantized weights (ops/packed_weights.js): {bits, signed,
  *   zeroBits, zeroSigned, hasZp, scale: Value, zero: Value | null, scaleMap}; B's offset and
  *   strides count its elements; no batch. The kernel 'qgemv' (the quantized matrix-vector
@@ -364,11 +365,13 @@ export function matmulStep(L, p) {
 
 /**
  * Appends the step of `shader`, the one that stores Y: the node's fused stages go into its
- * epilogue, whose bindings follow `values` and whose uniforms join `uniforms`.
+ * epilogue, whose bindings follow `values` and whose uniforms join `uniforms`. `operators`: the
+ * step's own (a deferred reduce step's, see splitStep), else the node's and p.origins.
  */
-function storeStep(L, p, shader, values, uniforms, size) {
+function storeStep(L, p, shader, values, uniforms, size, operators) {
   const ep = addEpilogue(shader, L, p.node ?? null);
-  L.step({shader, values: [...values, ...ep.values], uniforms: {...uniforms, ...ep.uniforms}, ...size, label: p.label});
+  L.step({shader, values: [...values, ...ep.values], uniforms: {...uniforms, ...ep.uniforms}, ...size, label: p.label,
+    origins: p.origins, operators});
 }
 
 /**
@@ -383,16 +386,18 @@ function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, b
   const splitK = Math.ceil(K / kChunk);
   const partial = L.temp(splitK * batches * M * N * 4, `${label}:split`);
   const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
+  const operators = [...L.operators, ...(p.origins ?? [])];
   L.step({shader, values: [a, ...bValues, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
-    groups: groups * splitK, label});
+    groups: groups * splitK, label, operators});
+  // emitted now or, deferred, while another node is lowered: the product's operators either way
   const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC, splitK),
-    hasC ? [partial, c, y] : [partial, y], uniforms, {threads: batches * M * N});
+    hasC ? [partial, c, y] : [partial, y], uniforms, {threads: batches * M * N}, operators);
   // a normalization reading only Y (compile/split_norm.js) adds the partial sums itself; Y must
   // then be row-major from 0, its element o the partial sums' element o of each split
   const rowMajor = uniforms.y_base === 0 && uniforms.y_sm === N && uniforms.y_sn === 1 && uniforms.y_bs === M * N;
-  if (p.node && L.splitNorms.has(p.node) && rowMajor) {
+  if (p.node?.attrs.splitNorm && rowMajor) {
     L.deferSplitRead(y, {node: p.node, dataType, batchRank: variant.batchRank, hasC, splits: splitK,
-      values: hasC ? [partial, c] : [partial], uniforms, reduce});
+      values: hasC ? [partial, c] : [partial], uniforms, operators, reduce});
   } else {
     reduce();
   }

@@ -7,9 +7,7 @@
  *    read neighbouring addresses for either memory order of A and B (a variant of the text);
  *    the next slice's loads are issued into registers before the current slice is multiplied,
  *    so their latency hides behind its multiply-adds. tiled128 writes the 16 multiply steps of a
- *    slice out (constant offsets into the tiles; on the H200, profiled, in one run against the
- *    loop: 2048^3 483 against 529 us, 1024^3 138 against 163 us; at 4096^3 the readings of
- *    either overlap, 25.9-30.6 against 27.6-33.7 TFLOP/s; the 64x64 kernel gained nothing).
+ *    slice out (constant offsets into the tiles; docs/design-notes.md, "The tiled kernels").
  *    Workgroups take their tiles in bands of BAND tile rows, down each column of the band and
  *    then the next (a 4096^3 product's B, 64 MB, no longer passes through the cache for every 4
  *    rows of tiles).

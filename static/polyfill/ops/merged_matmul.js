@@ -40,9 +40,9 @@ function lowerMergedMatmul(node, L) {
   const merged = [...shape.slice(0, rank - 1), N];
   const y = L.newValue('temp', elementCount(merged) * 4, `${first.label}:merged`);
   const va = L.view(node.inputs[0]);
-  L.origin = [...members.flatMap((m) => m.origins), ...va.origins];
   matmulStep(L, {
     label: node.label,
+    origins: va.origins,
     dataType,
     a: va.value,
     b,
@@ -65,12 +65,12 @@ function lowerMergedMatmul(node, L) {
     // the member's [..., M, N_i] columns of the merged [..., M, N], then its reshapes
     const strides = reshapeStrides(m.node.outputs[0].shape, stridesOf(merged), own);
     const view = {value: y, offset, shape: own, strides, origins: []};  // its operators are the merged step's
-    view.materialize = () => {
-      L.origin = [m.node.origin];
+    // its copy, when a reader needs one, is the member product's
+    view.materialize = () => L.within([m.node.origin], () => {
       const out = L.newValue('temp', elementCount(own) * 4, `${m.node.label}:0`);
       stridedCopy(L, y, out, dataType, simplifyStrided(own, strides, offset), false, m.node.label);
       return out;
-    };
+    });
     L.defer(m.out, view);
     col += widths[i];
   });

@@ -151,9 +151,10 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
     const ep = addEpilogue(shader, L, read.node);
     values.push(...ep.values);
     uniforms = {...uniforms, ...read.uniforms, ...ep.uniforms};
-    L.origin = [...read.origin, ...L.origin];
     if (staged) shader.shared('xrow', `array<f32, ${STAGED_ROW}>`);
   }
+  // the step is the product's too: its operators first
+  const operators = read ? [...read.operators, ...L.operators] : undefined;
   const load = (o) => (read ? `split_x(${o})` : `X[${o}]`);
   // staged: each invocation reads back only the elements j it wrote (no barrier needed)
   const first = staged ? 'let x = split_x(base + e_offset(j)); xrow[j] = x; s += x;' : `s += ${load('base + e_offset(j)')};`;
@@ -178,13 +179,13 @@ ${hasScale ? `    y = ${f.scale(param('SCALE'))};\n` : ''}${hasBias ? `    y = $
   if (short) {
     shader.main(body);
     addMathHelpers(shader);
-    L.step({shader, values, uniforms, threads: split.rows, label: node.label});
+    L.step({shader, values, uniforms, threads: split.rows, label: node.label, operators});
     return;
   }
   addWorkgroupReduce(shader, 'wg_sum', 'f32', 'a + b', size);
   shader.main(`  if (wg >= u_rows()) { return; }\n${body}`, {workgroupSize: size, guard: false});
   addMathHelpers(shader);
-  L.step({shader, values, uniforms, groups: split.rows, label: node.label});
+  L.step({shader, values, uniforms, groups: split.rows, label: node.label, operators});
 }
 
 /**

@@ -34,10 +34,11 @@ function lowerQuantizedMatmul(node, L) {
   let aStrides = [K, 1];
   let aOffset = 0;
   let aValue;
+  let origins = [];
   if (a.shape.length === 2) {
     // a rank-2 A may be a deferred transpose (compile/views.js): read through its strides
     const va = L.view(a);
-    L.origin = [...L.origin, ...va.origins];
+    origins = va.origins;
     aValue = va.value;
     aOffset = va.offset;
     aStrides = aTranspose ? [va.strides[1], va.strides[0]] : va.strides;
@@ -47,6 +48,7 @@ function lowerQuantizedMatmul(node, L) {
   const override = L.ctx.tuning.matmul;
   matmulStep(L, {
     node,
+    origins,
     label: node.label,
     dataType: node.outputs[0].dataType,
     a: aValue,

@@ -93,8 +93,8 @@ const FEW_ROWS = 1024;
 /**
  * Workgroup size for a row kernel over `rows` rows of `n` elements: 256 invocations for rows of
  * more than 2048 elements, and for rows of 512 or more when there are fewer than FEW_ROWS of them
- * (BERT's layer normalizations, 128 rows of 768: at 64 invocations a row the H200 ran them with
- * about one warp per core, 34 us each, waiting on memory); 64 otherwise (either is a square, for
+ * (BERT's layer normalizations, 128 rows of 768: at 64 invocations a row a large GPU runs them
+ * with about one warp per core, waiting on memory); 64 otherwise (either is a square, for
  * the two-level reduction below).
  * @param {number} n elements per row
  * @param {number} [rows] rows (default: many)

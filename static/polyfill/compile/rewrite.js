@@ -1,0 +1,74 @@
+/**
+ * What the rewriting passes share (compile/plan.js PASSES): a pass takes the node list and
+ * returns a new one in which the nodes it rewrote are replaced by nodes carrying the result as
+ * attributes, and the nodes they absorb are gone. A rewritten node keeps its operator, inputs
+ * and outputs and adds:
+ *   attrs.epilogue   the element-wise stages fused into its step (compile/fusion.js; ops/epilogue.js
+ *                    applies them), each {node, expr, vars, attrs, other, chainOther?, reshape?}
+ *   attrs.transpose  the transpose node whose layout a matmul stores its output in (compile/views.js)
+ *   attrs.splitNorm  the normalization node that adds a split product's partial sums itself
+ *                    (compile/split_norm.js)
+ *   origins          the builder operators ({type, label}) the node now stands for, in order;
+ *                    every step lowered for it records them (compile/lowering.js)
+ * Internal nodes (fusedAttention, mergedMatmul, quantizedMatmul, a layerNormalization with a
+ * formula) carry their whole computation in attrs the same way.
+ */
+import {slots} from '../operand.js';
+
+/** The builder operators `node` stands for: its `origins`, or its own origin. */
+export function originsOf(node) {
+  return node.origins ?? [node.origin];
+}
+
+/**
+ * The operands whose data `node`'s lowering stores: the last fused stage's output, the
+ * transpose's output for a transposed store, a fusedAttention's output, else its outputs.
+ */
+export function storedOutputs(node) {
+  const stages = node.attrs?.epilogue;
+  if (stages?.length) return stages[stages.length - 1].node.outputs;
+  if (node.attrs?.transpose) return node.attrs.transpose.outputs;
+  return node.outputs;
+}
+
+/** Operand slots -> the node of `nodes` whose step stores that operand (storedOutputs). */
+export function producers(nodes) {
+  const map = new Map();
+  for (const node of nodes) for (const o of storedOutputs(node)) map.set(slots(o), node);
+  return map;
+}
+
+/**
+ * How many times each operand is read by `nodes` and `outputs`: once per input slot, once per
+ * fused stage's other operand (operand.js useCounts counts the builder's nodes; this counts the
+ * rewritten ones, whose stages read operands their inputs do not list).
+ * @returns {Map<object, number>} operand slots -> reads
+ */
+export function readCounts(nodes, outputs) {
+  const uses = new Map();
+  const read = (operand) => uses.set(slots(operand), (uses.get(slots(operand)) ?? 0) + 1);
+  for (const node of nodes) {
+    node.inputs.forEach(read);
+    for (const st of node.attrs?.epilogue ?? []) if (st.other) read(st.other);
+  }
+  outputs.forEach(read);
+  return uses;
+}
+
+/**
+ * `nodes` with each key of `replaced` replaced by its value (null: removed), in order.
+ * @param {object[]} nodes
+ * @param {Map<object, object|null>} replaced
+ */
+export function replaceNodes(nodes, replaced) {
+  return nodes.flatMap((n) => {
+    if (!replaced.has(n)) return [n];
+    const r = replaced.get(n);
+    return r ? [r] : [];
+  });
+}
+
+/** `node` rewritten with `attrs` added and `origins` following its own. */
+export function rewritten(node, attrs, origins = []) {
+  return {...node, attrs: {...node.attrs, ...attrs}, origins: [...originsOf(node), ...origins]};
+}
