@@ -9,6 +9,7 @@ from __future__ import annotations
 from tests.graph_runner import run_js
 
 _BODY = """
+const {sharedConstants} = await import('/polyfill/inspect.js');
 const context = await navigator.ml.createContext();
 const K = 256, N = 256;
 const weights = (bump) => {
@@ -35,16 +36,20 @@ const run = async (graph) => {
 };
 const g1 = await build(0);
 const g2 = await build(0);
+const store = [sharedConstants(context)];
 const g3 = await build(1000);
+store.push(sharedConstants(context));
 const got = {first: await run(g1), second: await run(g2), bumped: await run(g3)};
 g1.destroy();
 got.secondAfterFirstDestroyed = await run(g2);
 g2.destroy();
 g3.destroy();
-await new Promise((r) => setTimeout(r, 50));
+store.push(sharedConstants(context));
 const g4 = await build(0);
+store.push(sharedConstants(context));
 got.rebuilt = await run(g4);
 context.destroy();
+got.store = store;
 return got;
 """
 
@@ -63,3 +68,7 @@ def test_graphs_of_a_context_share_equal_constants_safely(webnn_page, server_url
     assert got["bumped"] == [expected[0], expected[1] + 1000, expected[2]]
     assert got["secondAfterFirstDestroyed"] == expected
     assert got["rebuilt"] == expected
+    weights = 256 * 256 * 4
+    # g1 and g2 share one buffer; g3's differs; none left once all are destroyed; g4 uploads again
+    assert got["store"] == [{"buffers": 1, "bytes": weights}, {"buffers": 2, "bytes": 2 * weights},
+                            {"buffers": 0, "bytes": 0}, {"buffers": 1, "bytes": weights}], got["store"]

@@ -13,7 +13,7 @@ from tests.graph_runner import run_js
 _BODY = """
 const {reachableNodes} = await import('/polyfill/operand.js');
 const {planCommonSubexpressions} = await import('/polyfill/compile/cse.js');
-const {graphSlots} = await import('/polyfill/graph.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
 const context = await navigator.ml.createContext();
 const b = new MLGraphBuilder(context);
 const x = b.input('x', {dataType: 'float32', shape: [2, 6]});
@@ -41,7 +41,7 @@ const nodes = reachableNodes(Object.values(outs));
 const after = planCommonSubexpressions(nodes, Object.values(outs));
 const shared = after.filter((n) => n.op === 'sharedValue').map((n) => n.label || n.origin.type);
 const graph = await b.build(outs);
-const steps = graphSlots(graph).plan.describeSteps().map((st) => st.operators.map((o) => o.type + ':' + o.label).join(','));
+const steps = describeGraph(graph).steps.map((st) => st.operators.map((o) => o.type + ':' + o.label).join(','));
 const xs = Float32Array.from({length: 12}, (_, i) => (i - 5) * 0.75);
 const inT = await context.createTensor({dataType: 'float32', shape: [2, 6], writable: true});
 context.writeTensor(inT, xs);

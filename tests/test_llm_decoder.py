@@ -27,7 +27,7 @@ NEW_TOKENS = 16
 MAX_LENGTH = 32
 
 _BODY = """
-const {graphSlots} = await import('/polyfill/graph.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
 const counts = {reads: 0, dispatches: 0, builds: 0};
 const read = MLContext.prototype.readTensor, dispatch = MLContext.prototype.dispatch;
 const build = MLGraphBuilder.prototype.build;
@@ -60,7 +60,7 @@ try {
     perStep.push([counts.reads - before.reads, counts.dispatches - before.dispatches]);
   }
   // the GroupQueryAttention mask's steps of each graph (cumulativeSum: one a layer as ORT writes it)
-  const maskSteps = graphs.map((g) => graphSlots(g).plan.describeSteps()
+  const maskSteps = graphs.map((g) => describeGraph(g).steps
     .filter((st) => st.operators.some((o) => o.type === 'cumulativeSum')).length);
   await d.release();
   return {tokens, builds, perStep, maskSteps};

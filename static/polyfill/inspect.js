@@ -7,6 +7,7 @@
  *                                 size), descriptors, constant buffer sizes
  *   queueState(context)           the context's queue-wait tracking (gpu/completion.js) and held
  *                                 writes (gpu/pending_writes.js), as counters
+ *   sharedConstants(context)      the constant buffers its graphs share (count, bytes)
  *   queueHooks(context)           the context's GPUDevice, and its prompt wait on a promise of the
  *                                 queue, for timing work encoded by hand
  *   encodeSteps(graph, pass, k)   encodes a graph's first k steps into a compute pass, bound to the
@@ -72,6 +73,19 @@ export function queueState(context) {
   const c = s.completion;
   return {enabled: c.enabled, hardware: c.hardware, active: c.active, running: c.running, tracking: c.tracking,
     outstanding: c.outstanding, nudges: c.nudges, intervalMs: c.intervalMs, heldWrites: s.pendingWrites.size};
+}
+
+/**
+ * The constant buffers `context`'s graphs share (gpu/constant_store.js: equal constants of 64 KiB
+ * or more are one buffer for every graph of the context).
+ * @param {MLContext} context
+ * @returns {{buffers: number, bytes: number}|null} null for the CPU context
+ * @throws {TypeError} `context` is not an MLContext of this polyfill
+ */
+export function sharedConstants(context) {
+  const s = gpuSlots(context, 'sharedConstants');
+  if (!s) return null;
+  return {buffers: s.constants.shared.size, bytes: s.constants.bytes};
 }
 
 /**
