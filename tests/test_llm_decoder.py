@@ -63,7 +63,10 @@ try {
   const maskSteps = graphs.map((g) => describeGraph(g).steps
     .filter((st) => st.operators.some((o) => o.type === 'cumulativeSum')).length);
   await d.release();
-  return {tokens, builds, perStep, maskSteps};
+  // the operators each fused attention step stands for
+  const attention = graphs.flatMap((g) => describeGraph(g).steps.filter((st) => st.kernel === 'attention')
+    .map((st) => st.operators.map((o) => o.type)));
+  return {tokens, builds, perStep, maskSteps, attention};
 } finally {
   Object.assign(MLContext.prototype, {readTensor: read, dispatch});
   MLGraphBuilder.prototype.build = build;
@@ -71,8 +74,22 @@ try {
 """
 
 
-@pytest.mark.parametrize("bits", [8, 4])
-def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn_page, server_url, bits):
+#: the contexts ORT creates compile as for an NVIDIA adapter: fused attention reading the shared
+#: K/V heads of grouped-query attention from the cache (compile/attention.js), which SwiftShader's
+#: own plan leaves unfused
+_HARDWARE_PLAN = """
+const {configureContext} = await import('/polyfill/options.js');
+const createContext = navigator.ml.createContext;
+navigator.ml.createContext = async function (...args) {
+  const context = await createContext.apply(this, args);
+  configureContext(context, {tuning: {adapterInfo: {vendor: 'nvidia', architecture: 'hopper', description: '', isFallbackAdapter: false}}});
+  return context;
+};
+"""
+
+
+@pytest.mark.parametrize("bits,plan", [(8, "own"), (4, "own"), (4, "hardware")])
+def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn_page, server_url, bits, plan):
     if not (VENDOR / "ort.min.mjs").is_file():
         pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
     name = f"llm-tiny-{bits}"
@@ -84,7 +101,8 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     write_tiny(folder, bits=bits, **({"ff": 100} if bits == 4 else {}))
     expected = OrtDecoder(folder, MAX_LENGTH).generate(PROMPT, NEW_TOKENS)
     assert len(set(expected)) > 8  # a varied continuation, not one repeated token
-    result = run_js(webnn_page, server_url, _BODY % {"name": name, "L": MAX_LENGTH, "device": "gpu",
+    body = (_HARDWARE_PLAN if plan == "hardware" else "") + _BODY
+    result = run_js(webnn_page, server_url, body % {"name": name, "L": MAX_LENGTH, "device": "gpu",
                                                      "prompt": json.dumps(PROMPT), "n": NEW_TOKENS})
     assert "ok" in result, result
     got = result["ok"]
@@ -94,3 +112,9 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     # the attention mask ORT writes once a layer from the same inputs is computed once a graph
     # (compile/cse.js)
     assert got["maskSteps"] == [1, 1], got["maskSteps"]
+    if plan == "hardware":
+        # one fused attention step a layer a graph, reading the K/V cache itself: the expands of
+        # the shared heads (and K's transpose) are part of it, not steps of their own
+        assert len(got["attention"]) == 4, got["attention"]
+        for ops in got["attention"]:
+            assert ops.count("expand") == 2 and "softmax" in ops, ops

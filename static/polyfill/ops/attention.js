@@ -109,7 +109,7 @@ function attentionShader(dataType, batchRank, dp, vp, cfg) {
   const THREADS = TQ * PER_ROW;
   const cols = vp / PER_ROW;
   const shader = new Shader('attention').read('Q', T).read('K', T).read('V', T).write('Y', T);
-  for (const n of ['M', 'S', 'D', 'DV', 'batches', 'blocks', 'q_base', 'q_sm', 'q_sk', 'k_base', 'k_sk', 'k_sn',
+  for (const n of ['M', 'S', 'D', 'DV', 'batches', 'blocks', 'kv_group', 'q_base', 'q_sm', 'q_sk', 'k_base', 'k_sk', 'k_sn',
     'v_base', 'v_sk', 'v_sn', 'y_base', 'y_sm', 'y_sn', 'y_bs']) shader.uniform(n);
   declareIndexer(shader, 'qb', batchRank);
   declareIndexer(shader, 'kb', batchRank);
@@ -137,8 +137,8 @@ function attentionShader(dataType, batchRank, dp, vp, cfg) {
   if (batch >= u_batches()) { return; }
   let r0 = (wg % u_blocks()) * ${TQ}u;
   let q0 = u_q_base() + qb_offset(batch);
-  let k0 = u_k_base() + kb_offset(batch);
-  let v0 = u_v_base() + vb_offset(batch);
+  let k0 = u_k_base() + kb_offset(batch / u_kv_group());
+  let v0 = u_v_base() + vb_offset(batch / u_kv_group());
   let s_n = u_S();
   let d_n = u_D();
   let dv_n = u_DV();
@@ -209,9 +209,8 @@ ${range(cols).map((j) => `    if (c + ${j * PER_ROW}u < dv_n) {
  *   softmax and the second matmul nodes (compile/attention.js)
  * @param {{yStrides?: number[], yBatchStride?: number, y: object}} store where Y goes
  */
-export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride}) {
-  const [q, kt] = scores.inputs;
-  const v = context.inputs[1];
+export function attentionStep(L, {scores, context, k, v, kvGroups = 1}, {y, yStrides, yBatchStride}) {
+  const q = scores.inputs[0];
   const dataType = context.outputs[0].dataType;
   const shape = scores.outputs[0].shape;
   const rank = shape.length;
@@ -221,8 +220,11 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   const batchShape = shape.slice(0, rank - 2);
   const batches = batchShape.reduce((a, b) => a * b, 1);
   const vq = L.view(q);
-  const vk = L.view(kt);
+  // grouped (kvGroups > 1): K is the cache [..., kvH, L, D] read as its transpose, V the cache
+  const vk0 = L.view(k);
+  const vk = kvGroups > 1 ? {...vk0, strides: [...vk0.strides.slice(0, -2), vk0.strides.at(-1), vk0.strides.at(-2)]} : vk0;
   const vv = L.view(v);
+  const kvBatch = kvGroups > 1 ? [...shape.slice(0, rank - 3), shape[rank - 3] / kvGroups] : batchShape;
   const tail = (x) => x.strides.slice(x.strides.length - 2);
   const {cfg, dp, vp} = chooseAttentionConfig(L.ctx, D, DV);
   const blocks = Math.ceil(M / cfg.rows);
@@ -231,14 +233,14 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
   shader.main(body, {workgroupSize: cfg.rows * cfg.perRow, guard: false});
   const [ysm, ysn] = yStrides ?? [DV, 1];
   const uniforms = {
-    M, S, D, DV, batches, blocks,
+    M, S, D, DV, batches, blocks, kv_group: kvGroups,
     q_base: vq.offset, q_sm: tail(vq)[0], q_sk: tail(vq)[1],
     k_base: vk.offset, k_sk: tail(vk)[0], k_sn: tail(vk)[1],
     v_base: vv.offset, v_sk: tail(vv)[0], v_sn: tail(vv)[1],
     y_base: 0, y_sm: ysm, y_sn: ysn, y_bs: yBatchStride ?? M * DV,
     qb_shape: batchShape, qb_strides: batchStridesOf(vq, batchShape),
-    kb_shape: batchShape, kb_strides: batchStridesOf(vk, batchShape),
-    vb_shape: batchShape, vb_strides: batchStridesOf(vv, batchShape),
+    kb_shape: kvBatch, kb_strides: batchStridesOf(vk, kvBatch),
+    vb_shape: kvBatch, vb_strides: batchStridesOf(vv, kvBatch),
     ...ep.uniforms,
   };
   L.step({shader, values: [vq.value, vk.value, vv.value, y, ...ep.values], uniforms, groups: batches * blocks,
@@ -250,9 +252,10 @@ export function attentionStep(L, {scores, context}, {y, yStrides, yBatchStride})
  * the layout of the transpose that follows it when there is one.
  */
 function lowerFusedAttention(node, L) {
-  const {scores, softmax, context, transpose} = node.attrs;
+  const {scores, softmax, context, transpose, kvGroups} = node.attrs;
+  const [, k, v] = node.inputs;
   const store = transpose ? storeStrides(context.outputs[0].shape, transpose.attrs.permutation) : {};
-  attentionStep(L, {scores, softmax, context}, {y: L.result(transpose ?? context), ...store});
+  attentionStep(L, {scores, softmax, context, k, v, kvGroups}, {y: L.result(transpose ?? context), ...store});
 }
 
 /** Internal operator table entries (see ops/internal.js). */
