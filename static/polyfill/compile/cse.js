@@ -14,7 +14,7 @@
  * arrays and plain objects are never merged (their equality is not decided by their text).
  */
 import {slots} from '../operand.js';
-import {withoutDeadNodes} from './quantized_matmul.js';
+import {withoutDeadNodes} from './rewrite.js';
 
 /** Constants of at most this many bytes are told apart by their contents, larger ones by identity. */
 const SMALL_CONSTANT = 256;

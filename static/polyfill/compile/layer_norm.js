@@ -38,6 +38,7 @@
 import {elementCount} from '../dtypes.js';
 import {slots, useCounts} from '../operand.js';
 import {float16Value} from '../shape/cast.js';
+import {readersOf} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
@@ -75,14 +76,7 @@ const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i
 export function planLayerNorms(nodes, outputs) {
   if (!nodes.some((n) => n.op === 'reduceMean')) return nodes;
   const uses = useCounts(nodes, outputs);
-  const readers = new Map();
-  for (const node of nodes) {
-    node.inputs.forEach((input, at) => {
-      const s = slots(input);
-      if (!readers.has(s)) readers.set(s, []);
-      readers.get(s).push({node, at});
-    });
-  }
+  const readers = readersOf(nodes);
   /** The one node reading `operand` (read exactly once, not an output), or null. */
   const only = (operand) => {
     const s = slots(operand);

@@ -19,7 +19,8 @@
  * gather's output.
  */
 import {slots, useCounts} from '../operand.js';
-import {PACKED_WEIGHTS, constantBehind, withoutDeadNodes} from './quantized_matmul.js';
+import {PACKED_WEIGHTS, constantBehind} from './quantized_matmul.js';
+import {readersOf, withoutDeadNodes} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
@@ -43,14 +44,7 @@ function gatheredTable(dq, readerList, uses, outputs) {
 export function planQuantizedGathers(nodes, outputs) {
   if (!nodes.some((n) => n.op === 'dequantizeLinear') || !nodes.some((n) => n.op === 'gather')) return nodes;
   const uses = useCounts(nodes, outputs);
-  const readerList = new Map();
-  for (const node of nodes) {
-    node.inputs.forEach((input, at) => {
-      const s = slots(input);
-      if (!readerList.has(s)) readerList.set(s, []);
-      readerList.get(s).push({node, at});
-    });
-  }
+  const readerList = readersOf(nodes);
   const replaced = new Map();
   for (const dq of nodes) {
     const gathers = gatheredTable(dq, readerList, uses, outputs);

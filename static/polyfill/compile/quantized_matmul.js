@@ -41,6 +41,7 @@ import {elementCount} from '../dtypes.js';
 import {slots, useCounts} from '../operand.js';
 import {stridesOf} from '../shape/common.js';
 import {reshapeStrides} from '../shape/strides.js';
+import {withoutDeadNodes} from './rewrite.js';
 
 /** Bits per element and signedness of the weight types a packed product reads. */
 export const PACKED_WEIGHTS = Object.freeze({
@@ -233,19 +234,6 @@ export function planQuantizedMatmuls(nodes, outputs) {
   if (!replaced.size) return nodes;
   const kept = nodes.flatMap((n) => (replaced.has(n) ? [replaced.get(n)] : removed.has(n) ? [] : [n]));
   return withoutDeadNodes(kept, outputs);
-}
-
-/** `nodes` less those whose outputs nothing reads (a reshape of scales the dequantize read). */
-export function withoutDeadNodes(nodes, outputs) {
-  const live = new Set(outputs.map((o) => slots(o)));
-  const out = [];
-  for (let i = nodes.length - 1; i >= 0; i--) {
-    const node = nodes[i];
-    if (!node.outputs.some((o) => live.has(slots(o)))) continue;
-    node.inputs.forEach((input) => live.add(slots(input)));
-    out.push(node);
-  }
-  return out.reverse();
 }
 
 /** The pass (compile/plan.js PASSES): the record's nodes with each packed-weight product rewritten. */

@@ -39,6 +39,23 @@ export function producers(nodes) {
 }
 
 /**
+ * Who reads each operand: operand slots -> [{node, at}] (the nodes of `nodes` with the operand as
+ * input `at`), in node order.
+ * @returns {Map<object, {node: object, at: number}[]>}
+ */
+export function readersOf(nodes) {
+  const readers = new Map();
+  for (const node of nodes) {
+    node.inputs.forEach((input, at) => {
+      const s = slots(input);
+      if (!readers.has(s)) readers.set(s, []);
+      readers.get(s).push({node, at});
+    });
+  }
+  return readers;
+}
+
+/**
  * How many times each operand is read by `nodes` and `outputs`: once per input slot, once per
  * fused stage's other operand (operand.js useCounts counts the builder's nodes; this counts the
  * rewritten ones, whose stages read operands their inputs do not list).
@@ -71,4 +88,24 @@ export function replaceNodes(nodes, replaced) {
 /** `node` rewritten with `attrs` added and `origins` following its own. */
 export function rewritten(node, attrs, origins = []) {
   return {...node, attrs: {...node.attrs, ...attrs}, origins: [...originsOf(node), ...origins]};
+}
+
+/**
+ * `nodes` less those whose outputs nothing reads (what a rewrite left behind: a reshape of scales
+ * the absorbed dequantize read, a repeated computation's inputs). Reads: the nodes' inputs, their
+ * fused stages' operands, the graph's outputs; a node writes its outputs, its stored outputs and
+ * a mergedMatmul its members' results.
+ */
+export function withoutDeadNodes(nodes, outputs) {
+  const live = new Set(outputs.map((o) => slots(o)));
+  const out = [];
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const node = nodes[i];
+    const written = [...node.outputs, ...storedOutputs(node), ...(node.attrs?.members ?? []).map((m) => m.out)];
+    if (!written.some((o) => live.has(slots(o)))) continue;
+    node.inputs.forEach((input) => live.add(slots(input)));
+    for (const st of node.attrs?.epilogue ?? []) if (st.other) live.add(slots(st.other));
+    out.push(node);
+  }
+  return out.reverse();
 }

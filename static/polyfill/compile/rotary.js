@@ -21,7 +21,7 @@
  * second]}, `origins`, the add's output.
  */
 import {slots, useCounts} from '../operand.js';
-import {withoutDeadNodes} from './quantized_matmul.js';
+import {withoutDeadNodes} from './rewrite.js';
 
 const producerOf = (operand) => {
   const s = slots(operand);
