@@ -24,8 +24,9 @@ export function readOptions(search) {
   const params = new URLSearchParams(search);
   const model = params.get('model') ?? DEFAULT_MODEL;
   if (!/^[\w.-]+$/.test(model)) throw new TypeError(`?model=${model}: not a model folder name`);
-  const device = params.get('device') || null;
-  if (device !== null && device !== 'gpu' && device !== 'cpu') throw new TypeError(`?device=${device}: gpu or cpu`);
+  // WebGPU unless asked: the CPU context cannot build SmolLM2's graphs (docs/text-generation.md)
+  const device = params.get('device') || 'gpu';
+  if (device !== 'gpu' && device !== 'cpu') throw new TypeError(`?device=${device}: gpu or cpu`);
   const ctx = Number.parseInt(params.get('ctx') ?? '', 10);
   return {model, device, maxLength: Number.isFinite(ctx) ? ctx : null, prompt: params.get('prompt'),
     autorun: params.get('autorun') === '1'};
@@ -75,7 +76,7 @@ async function load(ui, options) {
   const ort = await import(ORT_URL);
   ort.env.wasm.numThreads = 1;  // ORT's own wasm only plans the sessions; the graphs run on WebNN
   view.showStatus(ui, 'Creating the WebNN context…');
-  const context = await navigator.ml.createContext(options.device ? {deviceType: options.device} : {});
+  const context = await navigator.ml.createContext({deviceType: options.device});
   const deviceType = context.accelerated === false ? 'cpu' : 'gpu';
   const adapter = await describeContext(context, implementation);
   ui.adapter.textContent = adapter;
@@ -161,10 +162,20 @@ function wire(app, ui) {
 async function main() {
   const ui = view.findElements(document);
   window.demoStatus = {state: 'loading'};
+  // A graph build that fails inside ORT's WebNN EP can surface only as an unhandled rejection while
+  // the session's creation never settles: say so on the page instead of loading forever.
+  const onRejection = (event) => {
+    const message = `The model could not be loaded: ${messageOf(event.reason)}`;
+    view.showStatus(ui, 'Failed.');
+    view.showError(ui, message);
+    window.demoStatus = {state: 'error', error: message};
+  };
+  window.addEventListener('unhandledrejection', onRejection);
   let app;
   try {
     const options = readOptions(location.search);
     app = await load(ui, options);
+    window.removeEventListener('unhandledrejection', onRejection);
     if (!app) return;
     window.textGeneration = {decoder: app.decoder, tokenizer: app.tokenizer, context: app.context,
       deviceType: app.deviceType, adapter: app.adapter};

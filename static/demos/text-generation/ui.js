@@ -38,7 +38,7 @@ export function showMissing(ui, name, missing) {
 /** The settings form shows the page's options; the context lengths are the model's graphs. */
 export function showSettings(ui, {model, device, maxLength}, maxLengths) {
   ui.modelName.value = model;
-  ui.device.value = device ?? '';
+  ui.device.value = device;
   ui.contextLength.replaceChildren(...maxLengths.map((length) => new Option(String(length), String(length), false, length === maxLength)));
 }
 
