@@ -1,7 +1,8 @@
 # webnn-wgsl: the README's commands.
 #   make setup   .venv (Python >= 3.11) with the package and its test extras, the model
 #                conversion and the random-weight benchmark models (server/models/generated/),
-#                onnxruntime-web (npm, into static/demos/bench-ort/vendor/); re-runs only what changed
+#                onnxruntime-web (npm, into static/demos/bench-ort/vendor/), tokenizers.js and
+#                jinja (npm, into static/demos/text-generation/vendor/); re-runs only what changed
 #   make run     the dev server on http://127.0.0.1:8000/
 #   make test    the whole pytest suite, headless Chromium (installed if missing)
 #   make test-onnx   ONNX's operator tests through ORT-web's WebNN EP on the polyfill (see below)
@@ -32,6 +33,8 @@ BENCH_MODELS_STAMP := server/models/generated/.bench-models
 ORT_STAMP := static/demos/bench-ort/vendor/VERSION
 # The CPU context's engine (ORT's wasm build), in the polyfill's own folder: static/polyfill/vendor/ort/.
 POLYFILL_ORT_STAMP := static/polyfill/vendor/ort/VERSION
+# The text-generation page's tokenizer and chat-template libraries (npm, pinned in tools/npm_vendor.py).
+TEXTGEN_VENDOR_STAMP := static/demos/text-generation/vendor/VERSION
 # ONNX's operator (node) test cases of the installed onnx package, for make test-onnx and tests/.
 ONNX_NODE_STAMP := server/models/generated/onnx-node/.generated
 # make llm: the [llm] extra (gguf, tokenizers) and the converted decoder, stamped per LLM_BITS.
@@ -58,7 +61,7 @@ help:
 	@echo "make llm-check   greedy-decode a chat prompt with onnxruntime on the converted decoder; top-1 vs float64 NumPy"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter), LLM_BITS (make llm)"
 
-setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP) $(POLYFILL_ORT_STAMP) $(ONNX_NODE_STAMP)
+setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP) $(POLYFILL_ORT_STAMP) $(TEXTGEN_VENDOR_STAMP) $(ONNX_NODE_STAMP)
 
 $(VENV_STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python >= 3.11 not found on PATH (set PYTHON=...)" >&2; exit 1; fi
@@ -80,6 +83,10 @@ $(ORT_STAMP) $(POLYFILL_ORT_STAMP): | $(VENV_STAMP)
 	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to install onnxruntime-web into $(@D)" >&2; exit 1; }
 	$(PY) -m tools.bench_ort --install-only
 
+$(TEXTGEN_VENDOR_STAMP): tools/npm_vendor.py | $(VENV_STAMP)
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to install the text-generation page's libraries into $(@D)" >&2; exit 1; }
+	$(PY) -m tools.npm_vendor --out $(@D)
+
 $(ONNX_NODE_STAMP): $(VENV_STAMP) tools/onnx_node_cases.py
 	$(PY) -m tools.onnx_node_cases || { echo "error: writing the ONNX node test cases failed (python -m tools.onnx_node_cases)" >&2; exit 1; }
 	@mkdir -p $(@D) && touch $@
@@ -93,7 +100,7 @@ test: setup
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) server/models/generated test-results .pytest_cache static/demos/bench-ort/vendor static/polyfill/vendor
+	rm -rf $(VENV) server/models/generated test-results .pytest_cache static/demos/bench-ort/vendor static/polyfill/vendor static/demos/text-generation/vendor
 
 # make bench-interop [BENCH_ARGS='--size large --iterations 50']: the WebNN/WebGPU buffer-sharing
 # benchmark (static/demos/interop/) in headless Chromium; prints the table and writes

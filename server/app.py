@@ -9,6 +9,7 @@ Routes (one table, :func:`_route_table`):
 ``/demos/<name>/...``      ``static/demos/<name>/`` (``/demos/<name>`` redirects to the folder URL)
 ``/models/<name>/...``     ``server/models/generated/<name>/`` (converted weights + manifest)
 ``/conformance/...``       ``static/conformance/`` when it exists
+``/api/models``            JSON: the converted models' folders and their files (:func:`list_models`)
 =========================  ==============================================================
 
 A folder URL (ending in ``/``) serves that folder's ``index.html``; a folder named
@@ -127,6 +128,26 @@ async def index(request: web.Request) -> dict:
     }
 
 
+def model_files(models_dir: Path) -> dict[str, list[str]]:
+    """The model folders under ``models_dir`` (not starting with ``.`` or ``_``) -> the names of the
+    files in each that ``/models/<name>/`` serves, sorted. A page asks this instead of requesting a
+    file that may be missing, which the browser would log as a console error."""
+    if not models_dir.is_dir():
+        return {}
+    listing = {}
+    for folder in sorted(models_dir.iterdir()):
+        if folder.name.startswith((".", "_")) or not folder.is_dir():
+            continue
+        listing[folder.name] = sorted(f.name for f in folder.iterdir() if f.is_file()
+                                      and resolve_under_root(models_dir, f"{folder.name}/{f.name}").path is not None)
+    return listing
+
+
+async def list_models(request: web.Request) -> web.Response:
+    """``GET /api/models``: ``{"models": {name: [file, ...]}}`` (see :func:`model_files`)."""
+    return web.json_response({"models": model_files(request.app[CONFIG_KEY].models_dir)})
+
+
 async def favicon(request: web.Request) -> web.Response:
     """``GET /favicon.ico``: empty 204, so browsers log no 404 console error for it."""
     return web.Response(status=204)
@@ -161,6 +182,7 @@ def _route_table() -> list[web.RouteDef]:
     return [
         web.get("/", index, name="index"),
         web.get("/favicon.ico", favicon, name="favicon"),
+        web.get("/api/models", list_models, name="models"),
         web.get(rf"/{{mount:(?:{mounts})}}", mount_without_slash, name="mount"),
         web.get(rf"/{{mount:(?:{mounts})}}/{{tail:.*}}", serve_file, name="static"),
     ]

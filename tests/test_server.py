@@ -50,6 +50,8 @@ def tree(tmp_path_factory) -> Path:
         "static/secret.txt": SECRET,
         "models/tiny/manifest.json": json.dumps({"inputs": {}}),
         "models/tiny/weights.bin": b"\x01\x02\x03\x04",
+        "models/tiny/.converted": "",
+        "models/.cache/x.whl": SECRET,
         "secret.txt": SECRET,
     }
     for rel, content in files.items():
@@ -236,6 +238,12 @@ def test_discover_demos_reads_demo_json(tree):
         ("broken", "broken", "/demos/broken/"),
     ]
     assert discover_demos(tree / "absent") == []
+
+
+def test_api_models_lists_model_folders_and_their_served_files(base):
+    status, headers, body = get(base, "/api/models")
+    assert status == 200 and headers["content-type"].startswith("application/json")
+    assert json.loads(body) == {"models": {"tiny": ["manifest.json", "weights.bin"]}}
 
 
 def test_favicon_is_empty(base):

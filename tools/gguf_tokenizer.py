@@ -33,12 +33,25 @@ def tokenizer_files(reader) -> tuple[dict, dict]:
     model = _get(reader, "tokenizer.ggml.model")
     if model != "gpt2":
         raise ValueError(f"only GPT-2-style BPE vocabularies convert; this GGUF's is {model!r}")
-    pre = _get(reader, "tokenizer.ggml.pre", "gpt2")
+    tokens = _get(reader, "tokenizer.ggml.tokens")
+    name = lambda key: None if _get(reader, key) is None else tokens[int(_get(reader, key))]  # noqa: E731
+    return bpe_files(tokens, _get(reader, "tokenizer.ggml.token_type") or [1] * len(tokens),
+                     _get(reader, "tokenizer.ggml.merges"), _get(reader, "tokenizer.ggml.pre", "gpt2"),
+                     chat_template=_get(reader, "tokenizer.chat_template"),
+                     bos=name("tokenizer.ggml.bos_token_id"), eos=name("tokenizer.ggml.eos_token_id"),
+                     pad=name("tokenizer.ggml.padding_token_id"), unk=name("tokenizer.ggml.unknown_token_id"),
+                     add_bos=bool(_get(reader, "tokenizer.ggml.add_bos_token", False)),
+                     max_length=int(_get(reader, f"{_get(reader, 'general.architecture')}.context_length", 2048)))
+
+
+def bpe_files(tokens: list[str], types: list[int], merges: list[str], pre: str, *, chat_template: str | None,
+              bos: str | None, eos: str | None, pad: str | None = None, unk: str | None = None,
+              add_bos: bool = False, max_length: int = 2048) -> tuple[dict, dict]:
+    """(tokenizer.json, tokenizer_config.json) of a byte-level BPE vocabulary: ``tokens`` (id = index,
+    byte-level strings), their GGUF token types (CONTROL: special added token, USER_DEFINED: plain
+    added token), ``merges`` ("a b" in rank order), a pre-tokenizer name of PRE_TOKENIZERS."""
     if pre not in PRE_TOKENIZERS:
         raise ValueError(f"the pre-tokenizer {pre!r} is not known here (known: {sorted(PRE_TOKENIZERS)})")
-    tokens = _get(reader, "tokenizer.ggml.tokens")
-    types = _get(reader, "tokenizer.ggml.token_type") or [1] * len(tokens)
-    merges = _get(reader, "tokenizer.ggml.merges")
     added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False, "special": ty == CONTROL}
              for i, (t, ty) in enumerate(zip(tokens, types)) if ty in (CONTROL, USER_DEFINED)]
@@ -51,25 +64,68 @@ def tokenizer_files(reader) -> tuple[dict, dict]:
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
                   "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges)},
     }
-    name = lambda key: None if _get(reader, key) is None else tokens[int(_get(reader, key))]  # noqa: E731
     config = {
         "tokenizer_class": "GPT2Tokenizer",
-        "add_bos_token": bool(_get(reader, "tokenizer.ggml.add_bos_token", False)),
+        "add_bos_token": add_bos,
         "add_prefix_space": False,
         "clean_up_tokenization_spaces": False,
-        "bos_token": name("tokenizer.ggml.bos_token_id"),
-        "eos_token": name("tokenizer.ggml.eos_token_id"),
-        "pad_token": name("tokenizer.ggml.padding_token_id"),
-        "unk_token": name("tokenizer.ggml.unknown_token_id"),
-        "model_max_length": int(_get(reader, f"{_get(reader, 'general.architecture')}.context_length", 2048)),
-        "chat_template": _get(reader, "tokenizer.chat_template"),
+        "bos_token": bos,
+        "eos_token": eos,
+        "pad_token": pad,
+        "unk_token": unk,
+        "model_max_length": max_length,
+        "chat_template": chat_template,
     }
     return tokenizer, config
 
 
-def write_tokenizer(reader, folder: Path) -> None:
-    tokenizer, config = tokenizer_files(reader)
+def byte_alphabet() -> list[str]:
+    """GPT-2's byte-level alphabet: the string standing for each byte 0..255 (printable Latin-1
+    characters stand for themselves, the others are moved to U+0100 on)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("\u00a1"), ord("\u00ac") + 1),
+                 *range(ord("\u00ae"), ord("\u00ff") + 1)]
+    moved = iter(range(256, 512))
+    return [chr(b) if b in printable else chr(next(moved)) for b in range(256)]
+
+
+#: ChatML, as SmolLM2's template but without its default system message
+TINY_CHAT_TEMPLATE = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+                      "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+#: words whose left-to-right merges fill the tiny vocabulary after the bytes
+_TINY_WORDS = ("user", "assistant", "system", "\u0120the", "\u0120Hello", "\u0120world", "\u0120and", "ing", "\u0120of",
+               "\u0120to", "\u0120is", "\u0120in", "\u0120on")
+
+
+def tiny_files(vocab: int = 300) -> tuple[dict, dict]:
+    """(tokenizer.json, tokenizer_config.json) of a byte-level BPE tokenizer with exactly ``vocab``
+    ids, for tools/llm_model.py's tiny decoders: <|endoftext|>, <|im_start|>, <|im_end|> (ids 0, 1,
+    2, special; SmolLM2's ids), the 256 bytes, then merges of a few chat words, left to right."""
+    tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *byte_alphabet()]
+    merges = []
+    for word in _TINY_WORDS:
+        piece = word[0]
+        for char in word[1:]:
+            if len(tokens) == vocab:
+                break
+            if piece + char not in tokens:
+                merges.append(f"{piece} {char}")
+                tokens.append(piece + char)
+            piece += char
+    if len(tokens) != vocab:
+        raise ValueError(f"the tiny tokenizer has {len(tokens)} ids; {vocab} asked for")
+    types = [CONTROL] * 3 + [1] * (vocab - 3)
+    return bpe_files(tokens, types, merges, "smollm", chat_template=TINY_CHAT_TEMPLATE,
+                     bos="<|im_start|>", eos="<|im_end|>", pad="<|im_end|>", unk="<|endoftext|>")
+
+
+def write_files(files: tuple[dict, dict], folder: Path) -> None:
+    """Write (tokenizer.json, tokenizer_config.json) into ``folder``."""
+    tokenizer, config = files
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tokenizer.json").write_text(json.dumps(tokenizer, ensure_ascii=False), encoding="utf-8")
     (folder / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1) + "\n",
                                                   encoding="utf-8")
+
+
+def write_tokenizer(reader, folder: Path) -> None:
+    write_files(tokenizer_files(reader), folder)

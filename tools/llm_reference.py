@@ -1,5 +1,5 @@
 """References for the GenAI-style decoders of tools/llm_model.py: onnxruntime's CPU EP running the
-same prefill + decode loop as the page (static/llm/), and a float64 NumPy forward pass.
+same prefill + decode loop as the page (static/demos/text-generation/), and a float64 NumPy forward pass.
 
 ``OrtDecoder(folder, max_length).generate(prompt_ids, new_tokens)`` is what the browser's
 generation must equal token for token (greedy); ``numpy_logits(config, weights, ids)`` is the
