@@ -12,7 +12,7 @@ import base64
 import numpy as np
 import pytest
 
-from tests.graph_runner import open_harness
+from tests.graph_runner import open_harness, run_js
 
 
 def _eval(page, server_url, js, arg=None):
@@ -526,3 +526,35 @@ def test_float_to_integer_cast_saturates_as_on_webgpu(webnn_page, server_url, so
         for device in ("cpu", "gpu"):
             got = np.frombuffer(base64.b64decode(r[device][name]), dtype=dt)
             assert np.array_equal(got, want), (device, name, list(zip(x.tolist(), got.tolist(), want.tolist())))
+
+
+_LARGE_4BIT_JS = """
+const context = await navigator.ml.createContext({deviceType: 'cpu'});
+const b = new MLGraphBuilder(context);
+const N = 1024, blocks = 32;
+let h = b.input('x', {dataType: 'float32', shape: [1, N]});
+// every weight (9 - 8) / 1024: each product averages its input
+const w = new Uint8Array(N * N / 2).fill(0x99);
+for (let i = 0; i < 160; i++) {
+  const wq = b.constant({dataType: 'uint4', shape: [N, N]}, w);
+  const s = b.constant({dataType: 'float32', shape: [N, blocks]}, new Float32Array(N * blocks).fill(1 / 1024));
+  const z = b.constant({dataType: 'uint4', shape: [N, blocks]}, new Uint8Array(N * blocks / 2).fill(0x88));
+  h = b.matmul(h, b.transpose(b.dequantizeLinear(wq, s, z)));
+}
+const g = await b.build({y: h});
+const x = await context.createTensor({dataType: 'float32', shape: [1, N], writable: true});
+const y = await context.createTensor({dataType: 'float32', shape: [1, N], readable: true});
+context.writeTensor(x, Float32Array.from({length: N}, (_, i) => (i % 2 ? 3 : 1)));
+context.dispatch(g, {x}, {y});
+const out = new Float32Array(await context.readTensor(y));
+context.destroy();
+return [out[0], out[N - 1]];
+"""
+
+
+def test_large_4bit_graphs_build_with_their_weights_packed(webnn_page, server_url):
+    """160 products of 1024 x 1024 uint4 weights (84 MB packed, 168M weights): the dequantizations
+    go to ONNX's blocked DequantizeLinear, so ORT keeps the weights packed; cast to float and
+    folded at session creation they exhausted the wasm heap (std::bad_alloc at build)."""
+    result = run_js(webnn_page, server_url, _LARGE_4BIT_JS)
+    assert result.get("ok") == [2.0, 2.0], result

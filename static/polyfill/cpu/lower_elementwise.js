@@ -277,13 +277,33 @@ function expandBlocks(G, name, shape, target) {
 }
 
 /**
- * dequantizeLinear: (x - zeroPoint) * scale, in float32. The zero point is cast before its blocks
- * are expanded (ORT's Expand has no 4-bit kernel; its Cast has).
+ * The one axis along which `scaleShape` blocks `shape` (every other extent equal), as ONNX's
+ * DequantizeLinear {axis, block_size} (opset 21); {} for a single scale (per tensor); null when
+ * ONNX's operator cannot say it (blocks along several axes).
+ */
+function blockedAxis(shape, scaleShape) {
+  if (shape.length === 0 || scaleShape.length !== shape.length) return null;
+  if (scaleShape.every((d) => d === 1)) return {}; // one scale: ONNX's per-tensor form
+  const differ = shape.map((d, i) => (d !== scaleShape[i] ? i : -1)).filter((i) => i >= 0);
+  if (differ.length !== 1) return null;
+  const axis = differ[0];
+  return {axis, block_size: shape[axis] / scaleShape[axis]};
+}
+
+/**
+ * dequantizeLinear: (x - zeroPoint) * scale, in float32. Weights blocked along one axis (ORT's
+ * MatMulNBits and GatherBlockQuantized, per-axis scales) go to ONNX's DequantizeLinear, which
+ * ORT runs on the packed values: cast, subtracted and multiplied as full-size float tensors,
+ * a large model's constant weights would be folded into float copies at session creation and
+ * exhaust the wasm heap. Otherwise the zero point is cast before its blocks are expanded (ORT's
+ * Expand has no 4-bit kernel; its Cast has).
  */
 function dequantizeLinear(node, G) {
   const [x, scale, zp] = node.inputs;
   const shape = x.shape;
   const out = typeOf(node.outputs[0]);
+  const blocked = typeOf(scale) === 'float32' && out === 'float32' ? blockedAxis(shape, scale.shape) : null;
+  if (blocked) return [G.op('DequantizeLinear', [G.value(x), G.value(scale), G.value(zp)], blocked)];
   const xf = G.cast(G.value(x), typeOf(x), 'float32');
   const zf = expandBlocks(G, G.cast(G.value(zp), typeOf(zp), 'float32'), zp.shape, shape);
   const sf = G.cast(expandBlocks(G, G.value(scale), scale.shape, shape), typeOf(scale), 'float32');
