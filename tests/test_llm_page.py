@@ -200,11 +200,11 @@ _SMOLLM_FILES = ("genai_config.json", "model.onnx.data", "model-256.onnx", "toke
 @pytest.mark.skipif(os.environ.get("WEBNN_SMOLLM_PAGE") != "1",
                     reason="SmolLM2 on the page takes minutes on SwiftShader: set WEBNN_SMOLLM_PAGE=1 to run it "
                            "(WEBNN_SMOLLM_TOKENS=N new tokens, default 10)")
-def test_smollm2_answers_as_onnxruntime_does(webnn_page):
-    """WebGPU only: the CPU context cannot build SmolLM2's graphs (docs/text-generation.md)."""
+@pytest.mark.parametrize("context_device", ["gpu", "cpu"])
+def test_smollm2_answers_as_onnxruntime_does(webnn_page, context_device):
     page = webnn_page
     page.set_default_timeout(3_600_000)
-    open_page(page, "/demos/text-generation/?device=gpu&ctx=256")
+    open_page(page, f"/demos/text-generation/?device={context_device}&ctx=256")
     prompt = "What is the capital of France?"
     new_tokens = int(os.environ.get("WEBNN_SMOLLM_TOKENS", "10"))
     text, ids = chat_ids(SMOLLM, [{"role": "user", "content": prompt}])

@@ -24,7 +24,7 @@ export function readOptions(search) {
   const params = new URLSearchParams(search);
   const model = params.get('model') ?? DEFAULT_MODEL;
   if (!/^[\w.-]+$/.test(model)) throw new TypeError(`?model=${model}: not a model folder name`);
-  // WebGPU unless asked: the CPU context cannot build SmolLM2's graphs (docs/text-generation.md)
+  // WebGPU unless asked for the CPU context
   const device = params.get('device') || 'gpu';
   if (device !== 'gpu' && device !== 'cpu') throw new TypeError(`?device=${device}: gpu or cpu`);
   const ctx = Number.parseInt(params.get('ctx') ?? '', 10);
