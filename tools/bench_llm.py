@@ -171,6 +171,11 @@ def format_table(run: dict[str, Any]) -> str:
                      f"(MatMulNBits weights, scales, zero points) / {floor['bandwidth'] / 1e12:.2f} TB/s = "
                      f"{floor['tokensPerS']:,.0f} tokens/s at most")
         polyfill, ort = model["runtimes"].get("webnn-ep", {}), model["runtimes"].get("webgpu", {})
+        if "gpuBytesPrefillSession" in polyfill:
+            largest = ", ".join(_mb(b["bytes"]) for b in polyfill["gpuLargestAfterLoad"][:6])
+            lines.append(f"{model['name']}: the polyfill holds {_mb(polyfill['gpuBytesPrefillSession'])} MB after the "
+                         f"prefill session, {_mb(polyfill['gpuBytesAfterLoad'])} MB after the decode session and the KV "
+                         f"cache ({_mb(polyfill['cacheBytes'])} MB); largest buffers (MB): {largest}")
         if "decodeTokensPerS" in polyfill and "decodeTokensPerS" in ort:
             lines.append(f"{model['name']}: decode WebNN EP on the polyfill / ORT-web WebGPU EP = "
                          f"{polyfill['decodeTokensPerS'] / ort['decodeTokensPerS']:.2f}×; TTFT "

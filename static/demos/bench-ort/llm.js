@@ -14,7 +14,8 @@
  * config (the model's shape), maxLength, prompt, runtimes: {<runtime>: {loadMs, ttftMs,
  * ttftTimesMs, prefillRows, prefillTokensPerS, decodeMs, decodeTokensPerS, tokens (greedy: the
  * prefill's then one per step), weightFileBytes, cacheBytes?, gpuBytesAfterLoad,
- * gpuPeakBytes} | {error}}}]} or `window.lastError` = {name, message}.
+ * gpuBytesPrefillSession? (webnn-ep: after its first session), gpuLargestAfterLoad (the 12 largest
+ * buffers, {bytes, usage}), gpuPeakBytes} | {error}}}]} or `window.lastError` = {name, message}.
  */
 import {ready} from '/polyfill/webnn.js';
 import {median} from '/demos/image-classification/model.js';
@@ -56,6 +57,8 @@ async function benchRuntime(runtime, base, maxLength, prompt, config, where) {
   try {
     const result = {loadMs: performance.now() - t, weightFileBytes: r.weightBytes, gpuBytesAfterLoad: memory.live};
     if (r.cacheBytes !== undefined) result.cacheBytes = r.cacheBytes;
+    if (r.firstSessionBytes !== undefined) result.gpuBytesPrefillSession = r.firstSessionBytes;
+    result.gpuLargestAfterLoad = memory.largest(12);
     if (config.warmup) {
       await progress(`${where}, ${runtime}: warm-up…`);
       const first = argmax(await r.prefill(prompt));

@@ -27,28 +27,33 @@ export const LLM_RUNTIMES = ['webnn-ep', 'webgpu', 'wasm'];
 /**
  * Bytes of GPU buffers (see the module comment) created since the last `startWindow()` and not
  * destroyed since (`live`), and the most of that at any time (`peak`): buffers of an earlier
- * window that are destroyed later do not count against the current one.
+ * window that are destroyed later do not count against the current one. `largest(n)`: the n
+ * largest live buffers of the window, {bytes, usage} (GPUBufferUsage flags).
  */
 export function gpuMemory() {
   if (globalThis.__llmGpuMemory) return globalThis.__llmGpuMemory;
-  const memory = {live: 0, peak: 0, window: 0, startWindow() { this.window++; this.live = this.peak = 0; }};
+  const buffers = new Map();  // the window's live buffers -> {bytes, usage}
+  const memory = {
+    live: 0, peak: 0, window: 0,
+    startWindow() { this.window++; this.live = this.peak = 0; buffers.clear(); },
+    largest(n) { return [...buffers.values()].sort((a, b) => b.bytes - a.bytes).slice(0, n); },
+  };
   globalThis.__llmGpuMemory = memory;
   if (!globalThis.GPUDevice) return memory;
-  const created = new WeakMap();  // buffer -> {size, window}
   const create = GPUDevice.prototype.createBuffer;
   const destroy = GPUBuffer.prototype.destroy;
   GPUDevice.prototype.createBuffer = function (descriptor) {
     const buffer = create.call(this, descriptor);
-    created.set(buffer, {size: descriptor.size, window: memory.window});
+    buffers.set(buffer, {bytes: descriptor.size, usage: descriptor.usage});
     memory.live += descriptor.size;
     memory.peak = Math.max(memory.peak, memory.live);
     return buffer;
   };
   GPUBuffer.prototype.destroy = function () {
-    const entry = created.get(this);
+    const entry = buffers.get(this);
     if (entry) {
-      created.delete(this);
-      if (entry.window === memory.window) memory.live -= entry.size;
+      buffers.delete(this);
+      memory.live -= entry.bytes;
     }
     return destroy.call(this);
   };
@@ -133,9 +138,14 @@ class OrtLoop {
 async function loadWebnnEp(base, maxLength) {
   const ort = await ortFor('webnn-ep');
   const context = await navigator.ml.createContext({deviceType: 'gpu', powerPreference: 'high-performance'});
-  const decoder = await Decoder.load(ort, base, {maxLength, context});
+  const memory = gpuMemory();
+  let firstSessionBytes;
+  const onProgress = (stage, fraction) => {
+    if (stage === 'build' && fraction === 0.5) firstSessionBytes = memory.live;
+  };
+  const decoder = await Decoder.load(ort, base, {maxLength, context, onProgress});
   return {
-    weightBytes: decoder.weightBytes, cacheBytes: decoder.cacheBytes,
+    weightBytes: decoder.weightBytes, cacheBytes: decoder.cacheBytes, firstSessionBytes,
     prefillRows: () => maxLength,
     prefill: (ids) => decoder.prefill(ids),
     step: (token, position) => decoder.step(token, position),
