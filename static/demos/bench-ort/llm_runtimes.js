@@ -9,8 +9,9 @@
  *   because ORT's WebNN EP takes GroupQueryAttention only with sequence_length equal to the
  *   literal total_sequence_length.
  * - `webgpu`: ORT-web's native WebGPU EP (ort.webgpu.min.mjs, with its own MatMulNBits and
- *   GroupQueryAttention kernels) on the same files; the present KV outputs stay on the GPU
- *   (preferredOutputLocation 'gpu-buffer') and are fed back as the next step's past.
+ *   GroupQueryAttention kernels) on the same files; the KV cache is one GPU buffer per past
+ *   input, bound through IO binding as that step's past input and present output alike (ONNX
+ *   Runtime GenAI's shared past/present buffers: GroupQueryAttention appends in place).
  * - `wasm`: ORT-web's wasm EP (its CPU kernels) on the same files.
  * The two ORT loops run the prompt's own rows (sequence_length = prompt length, seqlens_k =
  * prompt length - 1), as a GenAI runtime does.
@@ -79,25 +80,37 @@ class OrtLoop {
     for (let i = 0; i < meta.kv.layers; i++) for (const kind of ['key', 'value']) names.push(i + '.' + kind);
     const options = {executionProviders: [runtime], externalData: [{path: 'model.onnx.data', data}],
       graphOptimizationLevel: 'all', logSeverityLevel: 3};
-    if (runtime === 'webgpu') {
-      options.preferredOutputLocation = {logits: 'cpu', ...Object.fromEntries(names.map((n) => ['present.' + n, 'gpu-buffer']))};
-    }
     const session = await ort.InferenceSession.create(model, options);
-    return new OrtLoop(ort, runtime, session, meta, maxLength, names, data.byteLength);
+    const loop = new OrtLoop(ort, runtime, session, meta, maxLength, names, data.byteLength);
+    if (runtime === 'webgpu') loop.#allocate(await ort.env.webgpu.device);
+    return loop;
   }
 
   #past = null;
+  #buffers = [];
 
   constructor(ort, runtime, session, meta, maxLength, names, weightBytes) {
     Object.assign(this, {ort, runtime, session, meta, maxLength, names, weightBytes});
     this.kvShape = [1, meta.kv.kv_heads, maxLength, meta.kv.head_dim];
   }
 
-  prefillRows(promptLength) { return promptLength; }
-
-  #dispose(past) {
-    if (this.runtime === 'webgpu') for (const t of Object.values(past ?? {})) t.dispose();
+  /**
+   * WebGPU: one GPU buffer per past input on ORT's device, bound as both the past input and the
+   * present output of every step, as ONNX Runtime GenAI binds them (GroupQueryAttention then
+   * appends the step's rows in place: past and present share the buffer).
+   */
+  #allocate(device) {
+    const bytes = this.kvShape.reduce((a, b) => a * b, 4);
+    this.#past = {};
+    for (const n of this.names) {
+      const buffer = device.createBuffer({size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST});
+      this.#buffers.push(buffer);
+      this.#past[n] = this.ort.Tensor.fromGpuBuffer(buffer, {dataType: 'float32', dims: this.kvShape});
+    }
+    this.cacheBytes = bytes * this.names.length;
   }
+
+  prefillRows(promptLength) { return promptLength; }
 
   async #run(ids, seqlensK, logitsIndex) {
     const ort = this.ort;
@@ -106,19 +119,23 @@ class OrtLoop {
       seqlens_k: new ort.Tensor('int32', Int32Array.of(seqlensK), [1]),
       logits_index: new ort.Tensor('int64', BigInt64Array.of(BigInt(logitsIndex)), [1]),
     };
-    for (const n of this.names) feeds['past_key_values.' + n] = this.#past[n];
-    const out = await this.session.run(feeds);
-    this.#dispose(this.#past);
-    this.#past = Object.fromEntries(this.names.map((n) => [n, out['present.' + n]]));
+    const fetches = {logits: null};
+    for (const n of this.names) {
+      feeds['past_key_values.' + n] = this.#past[n];
+      if (this.#buffers.length) fetches['present.' + n] = this.#past[n];
+    }
+    const out = await this.session.run(feeds, this.#buffers.length ? fetches : undefined);
+    if (!this.#buffers.length) this.#past = Object.fromEntries(this.names.map((n) => [n, out['present.' + n]]));
     const logits = await out.logits.getData();
     return logits instanceof Float32Array ? logits : new Float32Array(logits);
   }
 
   prefill(ids) {
     if (ids.length < 1 || ids.length >= this.maxLength) throw new RangeError(`the prompt takes 1 .. ${this.maxLength - 1} tokens`);
-    this.#dispose(this.#past);
-    const zeros = new Float32Array(this.kvShape.reduce((a, b) => a * b, 1));
-    this.#past = Object.fromEntries(this.names.map((n) => [n, new this.ort.Tensor('float32', zeros, this.kvShape)]));
+    if (!this.#buffers.length) {  // wasm: a zero cache on the CPU, then each step's present as the next past
+      const zeros = new Float32Array(this.kvShape.reduce((a, b) => a * b, 1));
+      this.#past = Object.fromEntries(this.names.map((n) => [n, new this.ort.Tensor('float32', zeros, this.kvShape)]));
+    }
     return this.#run(ids, ids.length - 1, ids.length - 1);
   }
 
@@ -128,9 +145,10 @@ class OrtLoop {
   }
 
   async release() {
-    this.#dispose(this.#past);
-    this.#past = null;
     await this.session.release();
+    for (const b of this.#buffers) b.destroy();
+    this.#buffers = [];
+    this.#past = null;
   }
 }
 
