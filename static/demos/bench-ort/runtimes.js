@@ -31,7 +31,7 @@ export const THREADS = Number(params.get('threads')) || (globalThis.crossOriginI
 const ortModules = new Map();
 
 /** The ORT module of `runtime` (imported once per page; single-threaded wasm, no isolation here). */
-async function ortFor(runtime) {
+export async function ortFor(runtime) {
   if (runtime === 'wasm') {
     if (!ortModules.has(WASM_ORT)) {
       ortModules.set(WASM_ORT, import(WASM_ORT).then((ort) => {

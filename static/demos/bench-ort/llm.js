@@ -1,0 +1,157 @@
+/**
+ * The LLM benchmark (llm.html; python -m tools.bench_llm drives it headless): per model x runtime
+ * (llm_runtimes.js) the time to first token of a prompt (prefill, the logits read back and their
+ * argmax taken), prefill tokens/s, decode tokens/s over `new` greedy steps (each step's logits
+ * read back, its argmax the next token), and the GPU buffer bytes the runtime holds.
+ * URL parameters: models (comma list of folders under /models/, each a GenAI-style decoder of
+ * tools/llm_model.py), runtimes (default webnn-ep,webgpu,wasm), prompt (prompt tokens, 16), new
+ * (decode steps, 8), maxLength (the model-<maxLength>.onnx graph; default: the smallest the model
+ * has above prompt + new), prefillRuns (timed prefills, the median kept; 1), warmup (1: an untimed
+ * prefill and two steps first; 0: none), threads (wasm; see runtimes.js).
+ * The prompt is fixed pseudo-random token ids. Runtimes run one after another, each released
+ * before the next loads, so the GPU memory figures are each runtime's own.
+ * Sets `window.lastRun` = {adapter, implementation, ortVersion, config, models: [{model,
+ * config (the model's shape), maxLength, prompt, runtimes: {<runtime>: {loadMs, ttftMs,
+ * ttftTimesMs, prefillRows, prefillTokensPerS, decodeMs, decodeTokensPerS, tokens (greedy: the
+ * prefill's then one per step), weightFileBytes, cacheBytes?, gpuBytesAfterLoad,
+ * gpuBytesPrefillSession? (webnn-ep: after its first session), gpuLargestAfterLoad (the 12 largest
+ * buffers, {bytes, usage}), gpuPeakBytes} | {error}}}]} or `window.lastError` = {name, message}.
+ */
+import {ready} from '/polyfill/webnn.js';
+import {median} from '/demos/image-classification/model.js';
+import {LLM_RUNTIMES, gpuMemory, loadRuntime} from './llm_runtimes.js';
+import {ortVersion} from './runtimes.js';
+
+const out = document.getElementById('out');
+const errorText = (error) => `${error?.name ?? 'Error'}: ${error?.message ?? error}`;
+const argmax = (a) => a.reduce((best, v, i) => (v > a[best] ? i : best), 0);
+
+/** Shows where the run is and lets the page paint it (a hidden page gets no animation frames). */
+async function progress(text) {
+  out.textContent = text;
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, 100);
+    requestAnimationFrame(() => { clearTimeout(timer); setTimeout(resolve, 0); });
+  });
+}
+
+/** The high-performance adapter's info (asked up to 3 times), or null without one. */
+async function adapterInfo() {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const adapter = await navigator.gpu?.requestAdapter({powerPreference: 'high-performance'});
+    if (adapter) {
+      return Object.fromEntries(['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']
+        .filter((k) => adapter.info?.[k] !== undefined).map((k) => [k, adapter.info[k]]));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return null;
+}
+
+async function benchRuntime(runtime, base, maxLength, prompt, config, where) {
+  const memory = gpuMemory();
+  memory.startWindow();
+  await progress(`${where}, ${runtime}: loading…`);
+  let t = performance.now();
+  const r = await loadRuntime(runtime, base, maxLength);
+  try {
+    const result = {loadMs: performance.now() - t, weightFileBytes: r.weightBytes, gpuBytesAfterLoad: memory.live};
+    if (r.cacheBytes !== undefined) result.cacheBytes = r.cacheBytes;
+    if (r.firstSessionBytes !== undefined) result.gpuBytesPrefillSession = r.firstSessionBytes;
+    result.gpuLargestAfterLoad = memory.largest(12);
+    if (config.warmup) {
+      await progress(`${where}, ${runtime}: warm-up…`);
+      const first = argmax(await r.prefill(prompt));
+      await r.step(first, prompt.length);
+      await r.step(first, prompt.length + 1);
+    }
+    const ttft = [];
+    let token;
+    for (let i = 0; i < config.prefillRuns; i++) {
+      await progress(`${where}, ${runtime}: prefill ${i + 1} of ${config.prefillRuns} (${prompt.length} tokens)…`);
+      t = performance.now();
+      token = argmax(await r.prefill(prompt));
+      ttft.push(performance.now() - t);
+    }
+    await progress(`${where}, ${runtime}: ${config.new} decode steps…`);
+    const tokens = [token];
+    t = performance.now();
+    for (let i = 0; i < config.new; i++) tokens.push(argmax(await r.step(tokens.at(-1), prompt.length + i)));
+    const decodeMs = performance.now() - t;
+    const ttftMs = median(ttft);
+    return {...result, ttftMs, ttftTimesMs: ttft, prefillRows: r.prefillRows(prompt.length),
+      prefillTokensPerS: 1000 * prompt.length / ttftMs, decodeMs, decodeTokensPerS: 1000 * config.new / decodeMs,
+      tokens, gpuPeakBytes: memory.peak};
+  } finally {
+    await r.release();
+  }
+}
+
+async function benchModel(name, config, where) {
+  const base = `/models/${name}/`;
+  const response = await fetch(base + 'genai_config.json');
+  if (!response.ok) throw new Error(`${base}genai_config.json: HTTP ${response.status}`);
+  const meta = await response.json();
+  const needed = config.prompt + config.new;
+  const maxLength = config.maxLength ?? meta.max_lengths.find((l) => l >= needed);
+  if (!maxLength || needed > maxLength) {
+    throw new RangeError(`${name}: ${config.prompt} + ${config.new} tokens need a graph for a context of ${needed}; the model has ${meta.max_lengths.join(', ')}`);
+  }
+  const prompt = Array.from({length: config.prompt}, (_, i) => (i * 7919 + 11) % meta.config.vocab);
+  const runtimes = {};
+  for (const runtime of config.runtimes) {
+    try {
+      runtimes[runtime] = await benchRuntime(runtime, base, maxLength, prompt, config, `${where}: ${name}`);
+    } catch (error) {
+      runtimes[runtime] = {error: errorText(error)};
+    }
+  }
+  return {model: name, config: meta.config, maxLength, prompt, runtimes};
+}
+
+async function main() {
+  const params = new URLSearchParams(location.search);
+  const count = (key, fallback, min) => {
+    const v = Number(params.get(key) ?? fallback);
+    if (!Number.isInteger(v) || v < min) throw new TypeError(`${key} must be an integer >= ${min}`);
+    return v;
+  };
+  const runtimes = (params.get('runtimes') ?? LLM_RUNTIMES.join(',')).split(',').filter(Boolean);
+  const unknown = runtimes.filter((r) => !LLM_RUNTIMES.includes(r));
+  if (unknown.length) throw new TypeError(`runtimes: unknown ${unknown.join(', ')}; known: ${LLM_RUNTIMES.join(', ')}`);
+  const models = (params.get('models') ?? '').split(',').filter(Boolean);
+  if (!models.length) throw new TypeError('models: name at least one model folder under /models/');
+  const config = {models, runtimes, prompt: count('prompt', 16, 1), new: count('new', 8, 1),
+    maxLength: params.has('maxLength') ? count('maxLength', 0, 2) : undefined,
+    prefillRuns: count('prefillRuns', 1, 1), warmup: count('warmup', 1, 0) > 0};
+  const {implementation} = await ready;
+  gpuMemory();  // before any runtime creates a buffer
+  const adapter = await adapterInfo();
+  if (!adapter && runtimes.some((r) => r !== 'wasm')) throw new Error('no WebGPU adapter');
+  const results = [];
+  for (const [i, name] of models.entries()) results.push(await benchModel(name, config, `model ${i + 1} of ${models.length}`));
+  return {adapter, implementation, ortVersion: await ortVersion(runtimes.includes('wasm') && runtimes.length === 1 ? 'wasm' : 'webnn-ep'),
+    config, models: results};
+}
+
+/** One line per model x runtime. */
+function summary(run) {
+  const lines = [`${run.implementation} WebNN; adapter: ${run.adapter ? [run.adapter.vendor, run.adapter.architecture, run.adapter.description].filter(Boolean).join(' ') : 'none'}; ORT-web ${run.ortVersion}`];
+  for (const m of run.models) {
+    lines.push('', `${m.model} (max length ${m.maxLength}, prompt ${run.config.prompt}, ${run.config.new} decode steps)`);
+    for (const [name, r] of Object.entries(m.runtimes)) {
+      lines.push(r.error ? `  ${name}: failed: ${r.error}`
+        : `  ${name}: TTFT ${r.ttftMs.toFixed(1)} ms, prefill ${r.prefillTokensPerS.toFixed(1)} tokens/s, ` +
+          `decode ${r.decodeTokensPerS.toFixed(2)} tokens/s, GPU ${(r.gpuBytesAfterLoad / 1e6).toFixed(1)} MB after load`);
+    }
+  }
+  return lines.join('\n');
+}
+
+main().then((run) => {
+  out.textContent = `${summary(run)}\n\nAll of it (window.lastRun):\n${JSON.stringify(run, (k, v) => (k === 'prompt' || k === 'ttftTimesMs' ? undefined : v), 2)}`;
+  window.lastRun = run;
+}, (error) => {
+  out.textContent = `error: ${error?.name}: ${error?.message}`;
+  window.lastError = {name: error?.name ?? 'Error', message: String(error?.message ?? error)};
+});
