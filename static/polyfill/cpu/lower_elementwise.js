@@ -276,6 +276,9 @@ function expandBlocks(G, name, shape, target) {
   return G.op('Reshape', [G.op('Expand', [r, G.i64(wide)]), G.i64(target)]);
 }
 
+/** Input types of ONNX's DequantizeLinear that WebNN's dequantizeLinear takes (not uint32). */
+const DQ_INPUT = new Set(['int8', 'uint8', 'int4', 'uint4', 'int32']);
+
 /**
  * The one axis along which `scaleShape` blocks `shape` (every other extent equal), as ONNX's
  * DequantizeLinear {axis, block_size} (opset 21); {} for a single scale (per tensor); null when
@@ -302,7 +305,8 @@ function dequantizeLinear(node, G) {
   const [x, scale, zp] = node.inputs;
   const shape = x.shape;
   const out = typeOf(node.outputs[0]);
-  const blocked = typeOf(scale) === 'float32' && out === 'float32' ? blockedAxis(shape, scale.shape) : null;
+  const onnxTypes = DQ_INPUT.has(typeOf(x)) && typeOf(scale) === 'float32' && out === 'float32';
+  const blocked = onnxTypes ? blockedAxis(shape, scale.shape) : null;
   if (blocked) return [G.op('DequantizeLinear', [G.value(x), G.value(scale), G.value(zp)], blocked)];
   const xf = G.cast(G.value(x), typeOf(x), 'float32');
   const zf = expandBlocks(G, G.cast(G.value(zp), typeOf(zp), 'float32'), zp.shape, shape);
