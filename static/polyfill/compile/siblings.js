@@ -2,7 +2,8 @@
  * The siblings pass: matmuls that read the same A with constant 2-D B's (a transformer layer's
  * Q, K and V projections), each optionally followed by a fused add of a constant bias along N,
  * become one internal `mergedMatmul` node (ops/merged_matmul.js) carrying the B's (and biases)
- * concatenated along N; each sibling's result is then a column range of the merged output, a
+ * concatenated along N; packed-weight products (quantizedMatmul: a decoder's MatMulNBits q, k
+ * and v) of one layout likewise, their packed weights, scales and zero points concatenated; each sibling's result is then a column range of the merged output, a
  * strided view that the following reshape/transpose/attention steps read in place.
  */
 import {elementCount} from '../dtypes.js';
@@ -58,6 +59,84 @@ function member(node) {
   return {node, bias, out: storedOutputs(node)[0], origins: originsOf(node)};
 }
 
+/** The tensor-layout bytes of a constant operand. */
+function rawBytes(operand) {
+  const s = slots(operand);
+  const b = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/**
+ * {node, quant, out, origins} when `node` is a quantizedMatmul (compile/quantized_matmul.js) that
+ * can join a packed sibling group: a matmul whose B is whole rows of its packed weights W [N, R]
+ * (B[k, n] = W[n, k], K <= R), its scales and zero points [N, S] constants blocked along the row
+ * (float32 scales), no bias and no fused stages but reshapes (ORT's WebNN EP's MatMulNBits); quant:
+ * what a group must share ({bits, signed, zeroBits, zeroSigned, R, S, block}).
+ */
+function quantMember(node) {
+  if (node.op !== 'quantizedMatmul' || node.attrs.kind !== 'matmul' || node.attrs.hasC) return null;
+  const {bits, signed, zeroBits, zeroSigned, view, scaleMap, weightShape} = node.attrs;
+  const [, w, scale, zero] = node.inputs;
+  const [K, N] = view.shape;
+  const R = view.strides[1];
+  const {k, n} = scaleMap;
+  if (view.offset !== 0 || view.strides[0] !== 1 || K > R || elementCount(weightShape) !== N * R) return null;
+  if (k.origin !== 0 || k.step !== 1 || k.stride !== 1 || n.origin !== 0 || n.step !== 1 || n.block !== 1) return null;
+  const S = n.stride;
+  if (Math.ceil(R / k.block) !== S || slots(scale).dataType !== 'float32' || elementCount(scale.shape) !== N * S) return null;
+  if (elementCount(zero.shape) !== N * S || (N * R * bits) % 8) return null;
+  if (!FLOAT.has(node.outputs[0].dataType) || slots(w).kind !== 'constant') return null;
+  const tail = node.attrs.epilogue ?? [];
+  if (!tail.every((st) => st.reshape)) return null;
+  return {node, quant: {bits, signed, zeroBits, zeroSigned, R, S, block: k.block}, out: storedOutputs(node)[0],
+    origins: originsOf(node)};
+}
+
+/** The packed elements of `parts` ({bytes, count}: count elements of `bits` bits) one after another. */
+function concatPacked(parts, bits) {
+  const total = parts.reduce((acc, p) => acc + p.count, 0);
+  const out = new Uint8Array(Math.ceil((total * bits) / 8));
+  if (bits === 8) {
+    let at = 0;
+    for (const p of parts) { out.set(p.bytes.subarray(0, p.count), at); at += p.count; }
+    return out;
+  }
+  let e = 0;
+  for (const p of parts) {
+    for (let i = 0; i < p.count; i++, e++) {
+      const v = (p.bytes[i >> 1] >> ((i & 1) * 4)) & 0xf;
+      out[e >> 1] |= v << ((e & 1) * 4);
+    }
+  }
+  return out;
+}
+
+/**
+ * The mergedMatmul node of packed sibling `members` (quantMember()): their weights, scales and
+ * zero points concatenated along N (attrs.quant), read as one packed product.
+ */
+function mergedQuantizedNode(members) {
+  const first = members[0].node;
+  const {bits, signed, zeroBits, zeroSigned, R, S, block} = members[0].quant;
+  const widths = members.map((m) => m.node.attrs.view.shape[1]);
+  const N = widths.reduce((a, b) => a + b, 0);
+  const K = first.attrs.view.shape[0];
+  const weights = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[1]), count: widths[i] * R})), bits);
+  const scales = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[2]), count: widths[i] * S * 4})), 8);
+  const zeros = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[3]), count: widths[i] * S})), zeroBits);
+  return {
+    id: first.id, op: 'mergedMatmul', label: members.map((m) => m.node.label).join('+'),
+    inputs: [first.inputs[0]],
+    attrs: {dataType: first.outputs[0].dataType, K, widths, weights: null, bias: null,
+      quant: {bits, signed, zeroBits, zeroSigned, weights, scales, zeros, hasZp: zeros.some((b) => b !== 0),
+        view: {offset: 0, strides: [1, R]},
+        scaleMap: {k: {origin: 0, step: 1, block, stride: 1}, n: {origin: 0, step: 1, block: 1, stride: S}}},
+      members: members.map((m) => ({node: m.node, out: m.out, origins: m.origins}))},
+    origin: first.origin, origins: members.flatMap((m) => m.origins),
+    outputs: [],
+  };
+}
+
 /**
  * The sibling groups: matmuls reading the same A operand with constant [K, N_i] B's of one data
  * type, all with a bias stage or all without.
@@ -70,14 +149,15 @@ export function planSiblings(nodes) {
   const byA = new Map();
   // members in builder order (a fused member stands at its last stage's place in the list)
   for (const node of [...nodes].sort((x, y) => x.id - y.id)) {
-    const m = member(node);
+    const m = member(node) ?? quantMember(node);
     if (!m) continue;
     // the same data: one operand, or reshapes of one (ORT's WebNN EP reshapes the input per gemm)
     let a = slots(node.inputs[0]);
     while (a.kind === 'op' && (a.node.op === 'reshape' || a.node.op === 'identity')) a = slots(a.node.inputs[0]);
     if (!byA.has(a)) byA.set(a, new Map());
     const byShape = byA.get(a);
-    const key = node.inputs[0].shape.join(',');
+    // packed products group with packed products of the same layout, float ones with float ones
+    const key = `${node.inputs[0].shape.join(',')}|${m.quant ? JSON.stringify(m.quant) : 'float'}`;
     if (!byShape.has(key)) byShape.set(key, []);
     byShape.get(key).push(m);
   }
@@ -88,12 +168,13 @@ export function planSiblings(nodes) {
     const members = withBias.length >= 2 ? withBias : list.filter((m) => !m.bias);
     if (members.length < 2) continue;
     // each member's reshapes must stay views of its columns of the merged product
-    const n = members.reduce((acc, m) => acc + slots(m.node.inputs[1]).shape[1], 0);
+    const widthOf = (m) => (m.quant ? m.node.attrs.view.shape[1] : slots(m.node.inputs[1]).shape[1]);
+    const n = members.reduce((acc, m) => acc + widthOf(m), 0);
     const shape = members[0].node.outputs[0].shape;
     const merged = stridesOf([...shape.slice(0, -1), n]);
     if (members.some((m) => !reshapeStrides(m.node.outputs[0].shape, merged, slots(m.out).shape))) continue;
     if (members.some((m) => m.node.outputs[0].shape.slice(0, -1).some((d, i) => d !== shape[i]))) continue;
-    const node = mergedMatmulNode(members);
+    const node = members[0].quant ? mergedQuantizedNode(members) : mergedMatmulNode(members);
     for (const m of members) groups.set(m.node, node);
   }
   return groups;

@@ -3,7 +3,8 @@
  * of the last axis pair [..., 2, half] of x,
  *   y = x * cos + (swapped * sin) * sign[part]      swapped: the element of the other half
  * as one element-wise step, each product and the sum rounded to f32 in the order of the unfused
- * multiplications and add. cos and sin are read through their broadcast strides.
+ * multiplications and add. x is read through its view's strides, cos and sin through their
+ * broadcast strides.
  */
 import {elementCount} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
@@ -19,10 +20,11 @@ function lowerRotary(node, L) {
   const [x, cos, sin] = node.inputs;
   const {shape, sign} = node.attrs;
   const r = shape.length;
-  const half = shape[r - 1];
   const shader = new Shader('rotary').read('X', 'f32').read('C', 'f32').read('S', 'f32').write('Y', 'f32')
-    .uniform('shape', 'u32', r).uniform('c_strides', 'u32', r).uniform('s_strides', 'u32', r).uniform('half').main(`
+    .uniform('shape', 'u32', r).uniform('x_strides', 'u32', r).uniform('c_strides', 'u32', r).uniform('s_strides', 'u32', r)
+    .uniform('x_base').main(`
   var rem = gi;
+  var xo = u_x_base();
   var co = 0u;
   var so = 0u;
   var part = 0u;
@@ -32,19 +34,23 @@ function lowerRotary(node, L) {
     rem /= dim;
     co += i * u_c_strides(u32(d));
     so += i * u_s_strides(u32(d));
-    if (d == ${r - 2}i) { part = i; }
+    if (d == ${r - 2}i) { part = i; } else { xo += i * u_x_strides(u32(d)); }
   }
-  let x = X[gi];
-  var swapped: f32;
-  var sign: f32;
-  if (part == 0u) { swapped = X[gi + u_half()]; sign = ${f32Literal(sign[0])}; } else { swapped = X[gi - u_half()]; sign = ${f32Literal(sign[1])}; }
+  let ps = u_x_strides(${r - 2}u);
+  let x = X[xo + part * ps];
+  let swapped = X[xo + (1u - part) * ps];
+  let sign = select(${f32Literal(sign[1])}, ${f32Literal(sign[0])}, part == 0u);
   let a = x * C[co];
   let b = swapped * S[so];
   Y[gi] = a + b * sign;`);
+  // x through its strides: a column range of merged sibling products (compile/siblings.js) is read in place
+  const vx = L.view(x);
   L.step({
     shader,
-    values: [L.value(x), L.value(cos), L.value(sin), L.result(node)],
-    uniforms: {shape, c_strides: broadcastStrides(cos.shape, shape), s_strides: broadcastStrides(sin.shape, shape), half},
+    values: [vx.value, L.value(cos), L.value(sin), L.result(node)],
+    origins: vx.origins,
+    uniforms: {shape, x_strides: vx.strides, x_base: vx.offset, c_strides: broadcastStrides(cos.shape, shape),
+      s_strides: broadcastStrides(sin.shape, shape)},
     threads: elementCount(shape),
     label: node.label,
   });
