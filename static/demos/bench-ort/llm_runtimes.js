@@ -5,9 +5,10 @@
  *    step(token, position) -> Promise<Float32Array>, prefillRows(promptLength), release()}
  * - `webnn-ep`: ONNX Runtime Web's WebNN EP on this polyfill, through the text-generation page's
  *   Decoder (/demos/text-generation/decoder.js): prefill and decode sessions, the KV cache as
- *   MLTensors bound through IO binding. Its prefill runs max_length rows (the prompt padded),
+ *   MLTensors bound through IO binding. Its prefill runs the rows of the shortest graph file
+ *   that holds the prompt (the prompt padded; the model's max_lengths and prefill_lengths),
  *   because ORT's WebNN EP takes GroupQueryAttention only with sequence_length equal to the
- *   literal total_sequence_length.
+ *   literal total_sequence_length; a graph is built at its first prefill (the warm-up's).
  * - `webgpu`: ORT-web's native WebGPU EP (ort.webgpu.min.mjs, with its own MatMulNBits and
  *   GroupQueryAttention kernels) on the same files; the KV cache is one GPU buffer per past
  *   input, bound through IO binding as that step's past input and present output alike (ONNX
@@ -164,7 +165,7 @@ async function loadWebnnEp(base, maxLength) {
   const decoder = await Decoder.load(ort, base, {maxLength, context, onProgress});
   return {
     weightBytes: decoder.weightBytes, cacheBytes: decoder.cacheBytes, firstSessionBytes,
-    prefillRows: () => maxLength,
+    prefillRows: (promptLength) => decoder.prefillRowsFor(promptLength),
     prefill: (ids) => decoder.prefill(ids),
     step: (token, position) => decoder.step(token, position),
     async release() { await decoder.release(); context.destroy(); },

@@ -2,8 +2,11 @@
  * A GenAI-style decoder (tools/llm_model.py's layout) run by ONNX Runtime Web's WebNN EP on
  * whatever `navigator.ml` is, with its KV cache kept on the device.
  *
- * Two sessions of one model-<maxLength>.onnx share one MLContext: prefill (sequence_length = maxLength, the
- * prompt padded; causal attention leaves the padding unseen) and decode (sequence_length = 1).
+ * Sessions of the model's graph files share one MLContext: decode (model-<maxLength>.onnx,
+ * sequence_length = 1) and prefill (sequence_length = the graph's length, the prompt padded;
+ * causal attention leaves the padding unseen) through model-<maxLength>.onnx, or for a shorter
+ * prompt through the shortest graph file that holds it (genai_config's max_lengths and
+ * prefill_lengths), built when first used, writing the same maxLength-row cache.
  * Both are created with static shapes (freeDimensionOverrides); the graph file's
  * total_sequence_length is the literal maxLength, as ORT's WebNN EP requires for GroupQueryAttention.
  *
@@ -70,17 +73,27 @@ export class Decoder {
     onProgress('build', 0.5);
     const decode = await ort.InferenceSession.create(model, options(1));
     onProgress('build', 1);
-    const decoder = new Decoder(ort, context, meta, maxLength, prefill, decode);
+    // shorter prompts prefill through a shorter graph file (its total_sequence_length literal is
+    // its length) into the same maxLength cache, built when first needed
+    const shorter = [...new Set([...meta.max_lengths, ...(meta.prefill_lengths ?? [])])].filter((n) => n < maxLength).sort((a, b) => a - b);
+    const createPrefill = async (rows) => {
+      const file = await fetchBytes(`${base}model-${rows}.onnx`);
+      return ort.InferenceSession.create(file, options(rows));
+    };
+    const decoder = new Decoder(ort, context, meta, maxLength, prefill, decode, {shorter, createPrefill});
     decoder.buildMs = performance.now() - t0;
     decoder.weightBytes = data.byteLength;
     await decoder.#allocate();
     return decoder;
   }
 
-  #ort; #pairs = []; #flip = false;
+  #ort; #pairs = []; #flip = false; #shorter; #createPrefill; #prefills = new Map();
 
-  constructor(ort, context, meta, maxLength, prefill, decode) {
+  constructor(ort, context, meta, maxLength, prefill, decode, {shorter = [], createPrefill = null} = {}) {
     this.#ort = ort;
+    this.#shorter = shorter;
+    this.#createPrefill = createPrefill;
+    this.#prefills.set(maxLength, prefill);
     this.context = context;
     this.config = meta.config;
     this.kv = meta.kv;
@@ -128,14 +141,25 @@ export class Decoder {
     return logits instanceof Float32Array ? logits : new Float32Array(logits);
   }
 
-  /** Prefill: the prompt (1 .. maxLength - 1 token ids) from cache row 0; its last token's logits. */
-  prefill(ids) {
+  /** The rows a prompt of `length` tokens prefills through: the shortest graph that holds it. */
+  prefillRowsFor(length) {
+    return this.#shorter.find((n) => n > length) ?? this.maxLength;
+  }
+
+  /**
+   * Prefill: the prompt (1 .. maxLength - 1 token ids) from cache row 0, padded to the rows of the
+   * shortest graph that holds it (`prefillRows`); its last token's logits.
+   */
+  async prefill(ids) {
     if (ids.length < 1 || ids.length >= this.maxLength) {
       throw new RangeError(`the prompt takes 1 .. ${this.maxLength - 1} tokens; got ${ids.length}`);
     }
+    const rows = this.prefillRowsFor(ids.length);
+    if (!this.#prefills.has(rows)) this.#prefills.set(rows, await this.#createPrefill(rows));
+    this.prefillRows = rows;
     this.#flip = false;
-    const padded = ids.concat(new Array(this.maxLength - ids.length).fill(0));
-    return this.#run(this.sessions.prefill, padded, this.maxLength - 1, ids.length - 1);
+    const padded = ids.concat(new Array(rows - ids.length).fill(0));
+    return this.#run(this.#prefills.get(rows), padded, rows - 1, ids.length - 1);
   }
 
   /** Decode one token placed at cache row `position` (the cache holds `position` tokens). */
@@ -145,7 +169,7 @@ export class Decoder {
   }
 
   async release() {
-    await this.sessions.prefill.release();
+    for (const session of this.#prefills.values()) await session.release();
     await this.sessions.decode.release();
     for (const {tensors} of this.#pairs) for (const t of tensors) t.dispose();
     this.#pairs = [];
