@@ -12,6 +12,15 @@ export function tensorSlots(tensor) {
   return SLOTS.get(tensor);
 }
 
+/**
+ * The tensor-layout bytes of a constant operand (its slots): the builder's copy, or those of the
+ * MLTensor it was made from (builder.constant(tensor)).
+ * @returns {Uint8Array|ArrayBufferView}
+ */
+export function constantBytes(operandSlots) {
+  return operandSlots.tensor ? tensorSlots(operandSlots.tensor).bytes : operandSlots.bytes;
+}
+
 /** @returns {boolean} */
 export function isTensor(value) {
   return SLOTS.has(value);

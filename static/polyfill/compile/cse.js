@@ -10,8 +10,9 @@
  *
  * Attributes compare by value (bigints and non-finite numbers included). Small constants (at most
  * SMALL_CONSTANT bytes) count as the same input when their type, shape and bytes are: converters
- * make one scalar constant per use (ORT's `add(position, 0)` before each rotary gather). Nodes whose attributes hold anything but numbers, strings, booleans, plain
- * arrays and plain objects are never merged (their equality is not decided by their text).
+ * make one scalar constant per use (ORT's `add(position, 0)` before each rotary gather). Nodes
+ * whose attributes hold anything but numbers, strings, booleans, plain arrays and plain objects
+ * are never merged (their equality is not decided by their text).
  */
 import {slots} from '../operand.js';
 import {withoutDeadNodes} from './rewrite.js';

@@ -32,7 +32,8 @@
 import {domError} from '../errors.js';
 import {DATA_TYPES, computeByteLength, elementCount, isDirect} from '../dtypes.js';
 import {slots} from '../operand.js';
-import {tensorSlots} from '../tensor.js';
+import {constantBytes} from '../tensor.js';
+import {chunkPadded} from '../gpu/packing.js';
 import {foldWorkgroups} from '../gpu/wgsl.js';
 import {lowerBoundaryIn, constantComputeBytes} from './boundary.js';
 import {maxBindingBytes} from '../gpu/device_limits.js';
@@ -147,8 +148,7 @@ export class Lowering {
       this.inputs.set(s.name, raw);
       v = isDirect(s.dataType) ? raw : this.within([], () => lowerBoundaryIn(this, raw, desc));
     } else if (s.kind === 'constant') {
-      const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
-      const data = constantComputeBytes(bytes, desc);
+      const data = constantComputeBytes(constantBytes(s), desc);
       v = this.newValue('constant', data.byteLength, `constant [${s.shape}]`, {data});
     } else {
       throw new Error(`operand of node ${s.node.op} used before it was lowered`);
@@ -170,9 +170,7 @@ export class Lowering {
     if (s.kind !== 'constant') throw new Error('packedConstant() of an operand that is not a constant');
     let v = this.packed.get(s);
     if (!v) {
-      const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
-      const data = new Uint8Array(Math.max(16, Math.ceil(bytes.byteLength / 16) * 16));
-      data.set(bytes);
+      const data = chunkPadded(constantBytes(s));
       v = this.newValue('constant', data.byteLength, `constant [${s.shape}] (${s.dataType}, packed)`, {data});
       this.packed.set(s, v);
     }

@@ -8,7 +8,7 @@
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
-import {tensorSlots} from '../tensor.js';
+import {constantBytes} from '../tensor.js';
 import {stridesOf} from '../shape/common.js';
 import {reshapeStrides} from '../shape/strides.js';
 import {constantComputeBytes} from './boundary.js';
@@ -19,8 +19,7 @@ const FLOAT = new Set(['float32', 'float16']);
 /** The constant's bytes in the compute layout (4 bytes per float32/float16 element). */
 function constantData(operand) {
   const s = slots(operand);
-  const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
-  return constantComputeBytes(bytes, {dataType: s.dataType, shape: s.shape});
+  return constantComputeBytes(constantBytes(s), {dataType: s.dataType, shape: s.shape});
 }
 
 /** Whether `operand` is a constant of N elements along the last axis (a bias over N). */
@@ -59,10 +58,9 @@ function member(node) {
   return {node, bias, out: storedOutputs(node)[0], origins: originsOf(node)};
 }
 
-/** The tensor-layout bytes of a constant operand. */
+/** The tensor-layout bytes of a constant operand, as bytes. */
 function rawBytes(operand) {
-  const s = slots(operand);
-  const b = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
+  const b = constantBytes(slots(operand));
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 

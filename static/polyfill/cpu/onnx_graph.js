@@ -4,7 +4,7 @@
  * type list in ONNX Runtime's CPU EP run every WebNN data type.
  */
 import {slots} from '../operand.js';
-import {tensorSlots} from '../tensor.js';
+import {constantBytes} from '../tensor.js';
 import {writeModel} from './onnx_writer.js';
 
 /** ONNX opset the lowering targets (ONNX Runtime 1.30 implements it fully on the CPU EP). */
@@ -106,8 +106,7 @@ export class OnnxGraph {
       name = this.fresh('i');
       this.inputs.push({name, webnn: s.name, dataType: s.dataType, dims: s.shape.slice()});
     } else if (s.kind === 'constant') {
-      const bytes = s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
-      name = this.constant(s.dataType, s.shape, bytes);
+      name = this.constant(s.dataType, s.shape, constantBytes(s));
     } else {
       throw new Error(`operand of node ${s.node.op} is used before it is lowered`);
     }
@@ -125,7 +124,7 @@ export class OnnxGraph {
     const s = slots(operand);
     if (s.kind !== 'constant') return null;
     const T = TYPED[s.dataType];
-    const copy = (s.tensor ? tensorSlots(s.tensor).bytes : s.bytes).slice();
+    const copy = constantBytes(s).slice();
     const width = T.BYTES_PER_ELEMENT * 8;
     let max = 0n;
     for (const v of new T(copy.buffer)) {

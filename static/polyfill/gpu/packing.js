@@ -113,3 +113,15 @@ export function unpackOnCpu(bytes, dataType, count) {
   }
   return out;
 }
+
+/**
+ * `bytes` as a Uint8Array of whole 16-byte chunks (zero-padded; at least one chunk): the length
+ * packed data takes on the GPU, read as vec4<u32> by the quantized matrix-vector kernel.
+ */
+export function chunkPadded(bytes) {
+  const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (view.byteLength % 16 === 0 && view.byteLength > 0) return view;
+  const out = new Uint8Array(Math.max(16, Math.ceil(view.byteLength / 16) * 16));
+  out.set(view);
+  return out;
+}

@@ -10,7 +10,7 @@
  * scatterND of few update slices searches them from each output element instead, one step).
  */
 import {ALL_TYPES, elementCount} from '../dtypes.js';
-import {Shader} from '../gpu/wgsl.js';
+import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
 import {checkUnsigned} from '../shape/common.js';
 import {
@@ -137,21 +137,10 @@ function lowerScatterNDSearch(node, L, updateSlices) {
   const T = wordType(input.dataType);
   // the updates through their strides: a column range of merged sibling products is read in place
   const vu = L.view(updates);
-  const ur = updates.shape.length;
   const shader = new Shader('scatterND_search').read('X', T).read('I', wgslType(indices.dataType)).read('U', T).write('Y', T)
     .uniform('slice').uniform('updates').uniform('dims', 'u32', k).uniform('strides', 'u32', k)
     .uniform('u_base').fn(indexHelper(indices.dataType));
-  if (ur > 0) shader.uniform('u_shape', 'u32', ur).uniform('u_strides', 'u32', ur);
-  shader.fn(ur === 0 ? 'fn update_at(e: u32) -> u32 { return u_u_base() + e; }' : `fn update_at(e: u32) -> u32 {
-  var rem = e;
-  var off = u_u_base();
-  for (var d = ${ur - 1}i; d >= 0; d--) {
-    let dim = u_u_shape(u32(d));
-    off += (rem % dim) * u_u_strides(u32(d));
-    rem /= dim;
-  }
-  return off;
-}`);
+  declareIndexer(shader, 'u', updates.shape.length);
   shader.main(`
   let r = gi % u_slice();
   let base = gi - r;
@@ -163,9 +152,9 @@ function lowerScatterNDSearch(node, L, updateSlices) {
     }
     if (off == base) { src = i32(j); }
   }
-  if (src >= 0) { Y[gi] = U[update_at(u32(src) * u_slice() + r)]; } else { Y[gi] = X[gi]; }`);
+  if (src >= 0) { Y[gi] = U[u_u_base() + u_offset(u32(src) * u_slice() + r)]; } else { Y[gi] = X[gi]; }`);
   L.step({shader, values: [L.value(input), L.value(indices), vu.value, L.result(node)], origins: vu.origins,
-    uniforms: {slice, updates: updateSlices, dims, strides, u_base: vu.offset, ...(ur > 0 ? {u_shape: updates.shape, u_strides: vu.strides} : {})},
+    uniforms: {slice, updates: updateSlices, dims, strides, u_base: vu.offset, u_shape: updates.shape, u_strides: vu.strides},
     threads: elementCount(input.shape), label: node.label});
 }
 

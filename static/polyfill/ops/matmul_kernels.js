@@ -315,7 +315,9 @@ export function matmulStep(L, p) {
     ab_shape: batchShape, ab_strides: aBatchStrides, bb_shape: batchShape, bb_strides: bBatchStrides,
   };
   if (quant) Object.assign(uniforms, scaleMapUniforms(quant.scaleMap));
-  let kernel = p.kernel ?? chooseMatmulKernel(L.ctx, M, N, batches);
+  // one row of a packed product (an LLM's decode step): the quantized matrix-vector kernel where
+  // B's layout allows (below), unless the tuning switch `matmul` forces a kernel
+  let kernel = p.kernel ?? (quant && M === 1 && !L.ctx.tuning.matmul ? 'qgemv' : chooseMatmulKernel(L.ctx, M, N, batches));
   const variant = {dataType, batchRank: rank, hasC, aKContiguous: aStrides[1] === 1, bNContiguous: bStrides[1] === 1};
   // vec4 loads: the contiguous axis holds whole, aligned vec4s
   const aligned = (...xs) => xs.every((x) => x % 4 === 0);

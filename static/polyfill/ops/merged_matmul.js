@@ -5,7 +5,8 @@
  * Node: {op: 'mergedMatmul', label, inputs: [A], attrs: {dataType, K, widths, weights, bias,
  * members, quant?}, outputs: []}: `weights` the members' constant B's concatenated along N in the
  * compute layout ([K, sum(widths)]), or for packed siblings `quant` (their packed weights as rows
- * [N, R], scales and zero points [N, S], the packed loader's scale map; ops/packed_weights.js), `bias` their biases concatenated likewise (or null), `members` one
+ * [N, R], scales and zero points [N, S], the packed loader's scale map; ops/packed_weights.js),
+ * `bias` their biases concatenated likewise (or null), `members` one
  * {node, out, origins} per sibling: `out` the operand its result is (after its reshapes), `node`
  * its original product. The merged [..., M, N] result is one temporary; each member's `out` is a
  * deferred strided view of its columns (compile/views.js), which reshapes, transposes and the
@@ -20,25 +21,15 @@ import {slots} from '../operand.js';
 import {stridesOf} from '../shape/common.js';
 import {simplifyStrided} from '../shape/movement.js';
 import {batchStridesOf, reshapeStrides} from '../shape/strides.js';
+import {chunkPadded} from '../gpu/packing.js';
 import {matmulStep} from './matmul_kernels.js';
 import {stridedCopy} from './movement.js';
 
-/** `data` padded to whole 16-byte chunks (the packed matrix-vector kernel's vec4<u32> loads). */
-function padded(data) {
-  if (data.byteLength % 16 === 0 && data.byteLength > 0) return data;
-  const out = new Uint8Array(Math.max(16, Math.ceil(data.byteLength / 16) * 16));
-  out.set(data);
-  return out;
-}
-
-/** matmulStep's packed-B arguments of merged packed siblings (compile/siblings.js attrs.quant). */
-function packedOperands(L, quant, constant, M) {
+/** matmulStep's packed B of merged packed siblings (compile/siblings.js attrs.quant). */
+function packedB(quant, constant) {
   const {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap, scales, zeros} = quant;
-  return {
-    kernel: L.ctx.tuning.matmul ?? (M === 1 ? 'qgemv' : undefined),
-    quant: {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap, scale: constant(scales, 'scales'),
-      zero: hasZp ? constant(zeros, 'zero points') : null},
-  };
+  return {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap, scale: constant(scales, 'scales'),
+    zero: hasZp ? constant(zeros, 'zero points') : null};
 }
 
 /**
@@ -51,7 +42,7 @@ function lowerMergedMatmul(node, L) {
   const first = members[0].node;
   const N = widths.reduce((a, b) => a + b, 0);
   const constant = (data, what) => {
-    const bytes = padded(data);
+    const bytes = chunkPadded(data);
     return L.newValue('constant', bytes.byteLength, `constant ${what} (${members.length} merged)`, {data: bytes});
   };
   const b = quant ? constant(quant.weights, `[${N},${quant.view.strides[1]}] packed`) : constant(weights, `[${K},${N}]`);
@@ -75,7 +66,7 @@ function lowerMergedMatmul(node, L) {
     offsets: {a: va.offset},
     aStrides: va.strides.slice(va.strides.length - 2),
     bStrides: quant ? quant.view.strides : [N, 1],
-    ...(quant ? packedOperands(L, quant, constant, M) : {}),
+    quant: quant ? packedB(quant, constant) : undefined,
     cStrides: c ? [0, 1] : undefined,
     batchShape,
     aBatchStrides: batchStridesOf(va, batchShape),

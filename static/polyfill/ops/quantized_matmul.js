@@ -13,15 +13,9 @@
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
-import {tensorSlots} from '../tensor.js';
+import {constantBytes} from '../tensor.js';
 import {broadcastStrides} from '../shape/common.js';
 import {matmulStep} from './matmul_kernels.js';
-
-/** The tensor-layout bytes of constant `operand`. */
-function constantBytes(operand) {
-  const s = slots(operand);
-  return s.tensor ? tensorSlots(s.tensor).bytes : s.bytes;
-}
 
 function lowerQuantizedMatmul(node, L) {
   const [a, w, scale, zero, c] = node.inputs;
@@ -30,7 +24,7 @@ function lowerQuantizedMatmul(node, L) {
   const N = out[out.length - 1];
   const K = view.shape[0];
   const M = elementCount(out) / N;
-  const hasZp = constantBytes(zero).some((byte) => byte !== 0);
+  const hasZp = constantBytes(slots(zero)).some((byte) => byte !== 0);
   let aStrides = [K, 1];
   let aOffset = 0;
   let aValue;
@@ -45,7 +39,6 @@ function lowerQuantizedMatmul(node, L) {
   } else {
     aValue = L.value(a);
   }
-  const override = L.ctx.tuning.matmul;
   matmulStep(L, {
     node,
     origins,
@@ -61,7 +54,6 @@ function lowerQuantizedMatmul(node, L) {
     bStrides: view.strides,
     cStrides: c ? broadcastStrides(c.shape, [M, N]) : undefined,
     alpha, beta,
-    kernel: override ?? (M === 1 ? 'qgemv' : undefined),
     quant: {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap,
       scale: L.value(scale), zero: hasZp ? L.packedConstant(zero) : null},
   });
