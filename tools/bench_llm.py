@@ -37,7 +37,6 @@ disagreed, 2 when the run itself failed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ from urllib.parse import urlencode
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.bench_page import adapter_line, run_page_retrying  # noqa: E402
+from tools.bench_page import adapter_line, run_page_retrying, write_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "server" / "models" / "generated"
@@ -268,11 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     run["skipped"], run["softwareDefaults"] = skipped, software and not (args.prompt_tokens or args.new_tokens or args.models)
     ok = add_agreement(run, references)
     print(format_table(run))
-    for line in run.get("consoleErrors") or []:
-        print(f"warning: browser console error: {line}", file=sys.stderr)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_run(run, args.out)
     return 0 if ok else 1
 
 

@@ -60,7 +60,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file (python tools/...): the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.bench_page import adapter_line, run_page_retrying  # noqa: E402
+from tools.bench_page import adapter_line, run_page_retrying, write_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "static" / "demos" / "bench-ort" / "vendor"
@@ -356,11 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         print()
         print(format_profiles(run))
-    for line in run.get("consoleErrors") or []:
-        print(f"warning: browser console error: {line}", file=sys.stderr)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_run(run, args.out)
     return 0 if ok else 1
 
 

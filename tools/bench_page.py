@@ -206,6 +206,15 @@ def adapter_line(adapter: dict[str, Any]) -> str:
     return text + (" (fallback adapter)" if adapter.get("isFallbackAdapter") else "")
 
 
+def write_run(run: dict[str, Any], out: Path) -> None:
+    """Warn on stderr about the page's console errors, write ``run`` as JSON to ``out``, say so."""
+    for line in run.get("consoleErrors") or []:
+        print(f"warning: browser console error: {line}", file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
 def report(run: Callable[[], dict[str, Any]], format_table: Callable[[dict[str, Any]], str], out: Path) -> int:
     """Call ``run``, print ``format_table`` of its result and write the result as JSON to ``out``.
 

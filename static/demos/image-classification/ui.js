@@ -2,25 +2,16 @@
  * DOM updates of the image-classification page. Functions take the element map from
  * `findElements()`; none keeps state of its own.
  */
+import {findElements as findById} from '../dom.js';
 
 /** Element ids the page needs. */
 const IDS = ['load-progress', 'load-status', 'adapter', 'build-time', 'inference-time', 'photos',
   'image-file', 'camera-start', 'camera-capture', 'camera-status', 'camera', 'model-input',
   'source-name', 'attribution', 'run-status', 'predictions', 'error'];
 
-/**
- * @param {Document} document
- * @returns {Record<string, HTMLElement>} id (camelCase: 'load-progress' -> loadProgress) -> element
- * @throws {Error} when the page lacks one of them
- */
+/** The page's elements by camelCase id (../dom.js). */
 export function findElements(document) {
-  const elements = {};
-  for (const id of IDS) {
-    const element = document.getElementById(id);
-    if (!element) throw new Error(`the page has no #${id}`);
-    elements[id.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = element;
-  }
-  return elements;
+  return findById(document, IDS);
 }
 
 /** "12.3 MB" from a byte count. */

@@ -2,24 +2,16 @@
  * DOM updates of the text-generation page. Functions take the element map from `findElements()`;
  * none keeps state of its own.
  */
+import {findElements as findById} from '../dom.js';
 
 const IDS = ['error', 'missing', 'missing-name', 'missing-files', 'settings', 'model-name', 'device', 'context-length',
   'load-progress', 'load-status', 'adapter', 'model-info', 'build-time', 'conversation', 'prompt-form', 'prompt',
   'generate', 'stop', 'reset', 'max-new-tokens', 'temperature', 'top-k', 'seed', 'ttft', 'prefill-rate',
   'decode-rate', 'token-count'];
 
-/**
- * @returns {Record<string, HTMLElement>} id (camelCase) -> element
- * @throws {Error} when the page lacks one of them
- */
+/** The page's elements by camelCase id (../dom.js). */
 export function findElements(document) {
-  const elements = {};
-  for (const id of IDS) {
-    const element = document.getElementById(id);
-    if (!element) throw new Error(`the page has no #${id}`);
-    elements[id.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = element;
-  }
-  return elements;
+  return findById(document, IDS);
 }
 
 export function showError(ui, message) {
