@@ -66,7 +66,10 @@ try {
   // the operators each fused attention step stands for
   const attention = graphs.flatMap((g) => describeGraph(g).steps.filter((st) => st.kernel === 'attention')
     .map((st) => st.operators.map((o) => o.type)));
-  return {tokens, builds, perStep, maskSteps, attention, prefillRows: d.prefillRows, graphs: graphs.length};
+  // the steps of the KV-cache updates (scatterND, two a layer) of each graph
+  const cacheSteps = graphs.map((g) => describeGraph(g).steps
+    .filter((st) => st.operators.some((o) => o.type === 'scatterND')).length);
+  return {tokens, builds, perStep, maskSteps, cacheSteps, attention, prefillRows: d.prefillRows, graphs: graphs.length};
 } finally {
   Object.assign(MLContext.prototype, {readTensor: read, dispatch});
   MLGraphBuilder.prototype.build = build;
@@ -115,6 +118,8 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     # a third graph, built at the first prefill
     assert got["prefillRows"] == 16 and got["graphs"] == 3, got
     assert got["maskSteps"] == [1, 1, 1], got["maskSteps"]
+    # each cache update is one step (ops/gather.js: few update slices searched from each element)
+    assert got["cacheSteps"] == [4, 4, 4], got["cacheSteps"]
     if plan == "hardware":
         # one fused attention step a layer a graph, reading the K/V cache itself: the expands of
         # the shared heads (and K's transpose) are part of it, not steps of their own
