@@ -69,7 +69,9 @@ try {
   // the steps of the KV-cache updates (scatterND, two a layer) of each graph
   const cacheSteps = graphs.map((g) => describeGraph(g).steps
     .filter((st) => st.operators.some((o) => o.type === 'scatterND')).length);
-  return {tokens, builds, perStep, maskSteps, cacheSteps, attention, prefillRows: d.prefillRows, graphs: graphs.length};
+  // a prompt that fills a shorter graph exactly prefills through it; one more token takes the next
+  const rowsAt = [16, 17, 31].map((n) => d.prefillRowsFor(n));
+  return {tokens, builds, perStep, maskSteps, cacheSteps, attention, prefillRows: d.prefillRows, rowsAt, graphs: graphs.length};
 } finally {
   Object.assign(MLContext.prototype, {readTensor: read, dispatch});
   MLGraphBuilder.prototype.build = build;
@@ -117,6 +119,7 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     # the 5-token prompt prefills through the 16-row graph (model-16.onnx) into the 32-row cache:
     # a third graph, built at the first prefill
     assert got["prefillRows"] == 16 and got["graphs"] == 3, got
+    assert got["rowsAt"] == [16, 32, 32], got["rowsAt"]
     assert got["maskSteps"] == [1, 1, 1], got["maskSteps"]
     # each cache update is one step (ops/gather.js: few update slices searched from each element)
     assert got["cacheSteps"] == [4, 4, 4], got["cacheSteps"]

@@ -141,9 +141,12 @@ export class Decoder {
     return logits instanceof Float32Array ? logits : new Float32Array(logits);
   }
 
-  /** The rows a prompt of `length` tokens prefills through: the shortest graph that holds it. */
+  /**
+   * The rows a prompt of `length` tokens prefills through: the shortest graph that holds it (a
+   * shorter graph may be filled to its last row: its cache rows go into the maxLength cache).
+   */
   prefillRowsFor(length) {
-    return this.#shorter.find((n) => n > length) ?? this.maxLength;
+    return this.#shorter.find((n) => n >= length) ?? this.maxLength;
   }
 
   /**
