@@ -264,16 +264,27 @@ def test_fused_products_are_one_step(webnn_page, server_url):
         assert r["steps"] == [ops], (c["name"], r["steps"])
 
 
-@pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv", "qgemv-split"])
+#: shapes of the split matrix-vector kernel (ops/quantized_gemv.js): its default choice, all
+#: lanes on one column (K split across the workgroup), one column a group of 32 lanes, 8 columns
+#: a group with 4 words a lane in flight
+_GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1": {"groups": 1, "columns": 1, "unroll": 1},
+                 "qgemv-split-g8c1u4": {"groups": 8, "columns": 1, "unroll": 4},
+                 "qgemv-split-g2c8u2": {"groups": 2, "columns": 8, "unroll": 2}}
+
+
+@pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv", *_GEMV_CONFIGS])
 def test_fused_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
     """The packed loader in each matrix kernel's B loads (qgemv where its layout fits and M = 1,
     the kernel the adapter picks otherwise; qgemv-split: its variant of hardware adapters, K
-    split across 32 invocations a column, which SwiftShader does not pick); tiled128 on the
-    cases of several rows only (slow to compile on SwiftShader)."""
+    split across the lanes of a column group, which SwiftShader does not pick, in several
+    shapes); tiled128 on the cases of several rows only (slow to compile on SwiftShader)."""
     cases = fused_cases()
     if kernel == "tiled128":
         cases = [c for c in cases if c["name"].endswith(("-m5", "-m6", "rounded-scales-m3"))]
-    overrides = {"matmul": "qgemv", "qgemvSerial": False} if kernel == "qgemv-split" else {"matmul": kernel}
+    if kernel.startswith("qgemv-split"):
+        overrides = {"matmul": "qgemv", "qgemvSerial": False, "qgemvConfig": _GEMV_CONFIGS[kernel]}
+    else:
+        overrides = {"matmul": kernel}
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
 

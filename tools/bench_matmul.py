@@ -89,6 +89,14 @@ def parse_sizes(text: str) -> list[int]:
     return sizes
 
 
+def parse_sizes_any(text: str) -> list[int]:
+    """``"1,128"`` -> [1, 128] (positive integers)."""
+    sizes = [int(t) for t in text.split(",") if t.strip()]
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"expected positive integers: {text!r}")
+    return sizes
+
+
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     """``"128x768x2304,4000x4000x4000"`` -> [(128, 768, 2304), (4000, 4000, 4000)].
 
@@ -259,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quantized", type=parse_sizes, default=[],
                         help="sizes S (e.g. 4096,8192): int8 and int4 S x S weights, M = 1 and M = 128, "
                              "each beside the float32 product of the same shape")
+    parser.add_argument("--rows", type=parse_sizes_any, default=[1, 128],
+                        help="M of the --quantized cases (default 1,128: a decode step and a prefill)")
     parser.add_argument("--overrides", type=json.loads, default=[],
                         help="JSON list of kernelOverrides objects to time as further variants")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
@@ -272,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--overrides: expected a JSON list of objects")
     if args.only_shapes and not (args.shapes or args.quantized):
         parser.error("--only-shapes needs --shapes or --quantized")
-    case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes) + quantized_cases(args.quantized)
+    case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes) + quantized_cases(args.quantized, tuple(args.rows))
     return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
                                 profile=args.profile, overrides=args.overrides), format_table, args.out)
 

@@ -21,7 +21,8 @@ import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {blockedShader, tiledShader} from './matmul_tiled.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
-import {QGEMV_COLS, QGEMV_SERIAL_COLS, bLoad, declareB, quantKey, quantizedGemvLayout, quantizedGemvShader, scaleMapUniforms} from './packed_weights.js';
+import {bLoad, declareB, quantKey, scaleMapUniforms} from './packed_weights.js';
+import {chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
 
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
@@ -335,9 +336,10 @@ export function matmulStep(L, p) {
       // CPU adapters: one invocation a column, no barrier (ops/packed_weights.js); the context
       // the tuning switch qgemvSerial (true / false) decides instead where set (tests)
       const serial = L.ctx.tuning.qgemvSerial ?? isSoftwareAdapter(L.ctx);
-      shader = quantizedGemvShader({...variant, ...layout, serial, vecA: variant.vecA && offsets.a % 4 === 0}, declareCommon, storeY, storeHelpers);
+      const config = serial ? null : chooseGemvConfig(L.ctx, N, K, quant.bits);
+      shader = quantizedGemvShader({...variant, ...layout, serial, config, vecA: variant.vecA && offsets.a % 4 === 0}, declareCommon, storeY, storeHelpers);
       return storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms,
-        {groups: Math.ceil(N / (serial ? QGEMV_SERIAL_COLS : QGEMV_COLS))});
+        {groups: gemvWorkgroups(N, serial, config)});
     }
     if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, N, batches);
   }
