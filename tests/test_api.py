@@ -527,6 +527,21 @@ def test_allocation_failure_is_an_error_not_wrong_data(webnn_page, server_url):
     assert r["create"] == "UnknownError" or (r["create"] == "ok" and r["first"] == 2.0), r
 
 
+def test_pooled_buffers_never_round_past_the_binding_limit(webnn_page, server_url):
+    """The buffer pool rounds large sizes up to 16 MiB steps; near a binding limit that is not such
+    a multiple (2^31 - 1 bytes, say), a temporary or staging buffer of the largest float32 tensor
+    that fits it (2^31 - 12 bytes under a maxTensorByteLength of 2^31 - 9) would round past it,
+    into a buffer WebGPU refuses to create or bind whole. The pool caps the rounding at the limit
+    (less, to a multiple of 4). A stub device records the sizes."""
+    r = run(webnn_page, server_url, """
+      const {BufferPool} = await import('/polyfill/gpu/buffer_pool.js');
+      const limits = {maxBufferSize: 2 ** 31 - 1, maxStorageBufferBindingSize: 2 ** 31 - 1};
+      const pool = new BufferPool({limits, createBuffer: ({size}) => ({size})});
+      return [2 ** 31 - 12, 2 ** 30 + 4, 1000].map((b) => pool.acquire(b, 0, 't').size);
+    """)
+    assert r == {"ok": [2 ** 31 - 4, 2 ** 30 + 16 * 2 ** 20, 1024]}, r
+
+
 def test_webidl_argument_conversion(webnn_page, server_url):
     """Arguments convert as WebIDL does: USVString names, sequence<[EnforceRange] unsigned long>
     shapes (no strings or bigints, fractions truncate), MLNumber values, dictionary options."""
