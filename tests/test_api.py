@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -199,7 +200,12 @@ def test_buffer_sources_follow_chromium(webnn_page, server_url):
 
 def test_tensors_beyond_max_tensor_byte_length_reject(webnn_page, server_url):
     """createTensor, createConstantTensor and createExportableTensor reject with TypeError for a
-    descriptor whose byte length exceeds maxTensorByteLength, and work at the limit."""
+    descriptor of a byte length the context does not support: elements times their size in the
+    compute layout (float16, int8 and uint8 widened to 4 bytes) over maxTensorByteLength; and work
+    at an 8-bit type's own limit, a quarter of maxTensorByteLength. A float32 tensor of the limit
+    passes the check; SwiftShader's Vulkan cannot allocate a buffer of its full advertised
+    maxBufferSize (1 GiB less 4 bytes fails in vkAllocateMemory), so there it may reject with
+    UnknownError, the GPU's failure to allocate, not the size check's TypeError."""
     r = run(webnn_page, server_url, """
       const adapter = await navigator.gpu.requestAdapter();
       const device = await adapter.requestDevice();
@@ -207,8 +213,8 @@ def test_tensors_beyond_max_tensor_byte_length_reject(webnn_page, server_url):
       const lim = dctx.opSupportLimits().maxTensorByteLength;
       const outcome = async (f) => { try { const t = await f(); t.destroy(); return 'ok'; } catch (e) { return e.name; } };
       const r = {};
-      for (const [dt, size] of [['float32', 4], ['float16', 2], ['int64', 8], ['uint8', 1]]) {
-        const n = Math.floor(lim / size) + 1;
+      for (const [dt, size, compute] of [['float32', 4, 4], ['float16', 2, 4], ['int64', 8, 8], ['uint8', 1, 4]]) {
+        const n = Math.floor(lim / compute) + 1;
         const over = {dataType: dt, shape: [n]};
         r[`createTensor ${dt}`] = await outcome(() => dctx.createTensor(over));
         r[`createExportableTensor ${dt}`] = await outcome(() => dctx.createExportableTensor(over, device));
@@ -217,18 +223,26 @@ def test_tensors_beyond_max_tensor_byte_length_reject(webnn_page, server_url):
         // [EnforceRange]; over the limit because the limit is 8k - 1 (as Chromium's INT32_MAX).
         r[`createTensor ${dt} (lim + 1) / size`] = await outcome(() => dctx.createTensor({dataType: dt, shape: [(lim + 1) / size], writable: true}));
       }
+      let message = '';
+      try { await dctx.createTensor({dataType: 'int8', shape: [Math.floor(lim / 4) + 1]}); } catch (e) { message = e.message; }
       r.atLimit = await outcome(() => dctx.createTensor({dataType: 'float32', shape: [Math.floor(lim / 4)]}));
-      r.int8AtLimit = await outcome(() => dctx.createTensor({dataType: 'int8', shape: [lim]}));
-      r.limMod8 = lim % 8;
+      r.int8AtLimit = await outcome(() => dctx.createTensor({dataType: 'int8', shape: [Math.floor(lim / 4)]}));
+      r.binding = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+      r.lim = lim;
       dctx.destroy();
       device.destroy();
-      return r;
+      return {r, message};
     """)
     assert "ok" in r, r
-    r = r["ok"]
-    assert r.pop("atLimit") == "ok"
+    message = r["ok"]["message"]
+    r = r["ok"]["r"]
+    lim = r.pop("lim")
+    assert lim == r.pop("binding") // 8 * 8 - 1
+    assert r.pop("atLimit") in ("ok", "UnknownError")
     assert r.pop("int8AtLimit") == "ok"
-    assert r.pop("limMod8") == 7
+    assert message.startswith(f"[createTensor] an int8 tensor of shape [{lim // 4 + 1}] has {lim // 4 + 1} elements "
+                              f"({lim // 4 + 1} bytes); an int8 tensor may have at most {lim // 4} ({lim // 4} bytes)"), message
+    assert f"maxTensorByteLength ({lim})" in message, message
     assert r == {k: "TypeError" for k in r}, r
 
 
@@ -401,31 +415,58 @@ def test_unsigned_arguments_convert_as_webidl(webnn_page, server_url):
     assert r["outcomes"] == ["TypeError labelled"] * 4
 
 
+#: (data type, bytes an element in the tensor layout, in the WebGPU context's compute layout)
+COMPUTE_SIZES = [("float32", 4, 4), ("int32", 4, 4), ("uint32", 4, 4), ("int64", 8, 8), ("uint64", 8, 8),
+                 ("float16", 2, 4), ("int8", 1, 4), ("uint8", 1, 4), ("int4", 0.5, 4), ("uint4", 0.5, 4)]
+
+
 def test_tensors_beyond_device_limits_fail_clearly(webnn_page, server_url):
-    """maxTensorByteLength is the one size limit (a quarter of the device's storage binding less a byte, so
-    that every data type's compute layout fits): input() and constant() beyond it throw TypeError
-    (spec "check dimensions": byte length not supported), for every data type."""
+    """maxTensorByteLength on WebGPU is the device's binding limit (min(maxStorageBufferBindingSize,
+    maxBufferSize)) rounded down to 8 bytes, less one byte (8k - 1, as Chromium's INT32_MAX); an
+    operand is supported when its elements in the compute layout take at most that many bytes.
+    float32 and the other types stored at their own size may fill it; float16 half of it in its own
+    bytes, int8/uint8 a quarter, int4/uint4 an eighth. input() at a type's own limit works, one
+    element past it (and the web-platform-tests' forms past maxTensorByteLength) throws TypeError
+    (spec "check dimensions": byte length not supported), naming that type's limit when the type
+    is widened. Builder calls only: nothing of that size is allocated."""
     r = run(webnn_page, server_url, """
-      const lim = ctx.opSupportLimits().maxTensorByteLength;
+      const gpu = await navigator.ml.createContext({deviceType: 'gpu'});
+      const lim = gpu.opSupportLimits().maxTensorByteLength;
       const adapter = await navigator.gpu.requestAdapter();
-      const outcome = async (f) => { try { await f(); return 'ok'; } catch (e) { return e.name; } };
-      const b = new MLGraphBuilder(ctx);
-      const r = {lim, binding: Math.min(adapter.limits.maxStorageBufferBindingSize, adapter.limits.maxBufferSize)};
-      for (const [dt, size] of [['float32', 4], ['float16', 2], ['int32', 4], ['int64', 8], ['int8', 1]]) {
-        r[`${dt} at the limit`] = await outcome(() => b.input(`${dt}ok`, {dataType: dt, shape: [Math.floor(lim / size)]}));
-        r[`${dt} past the limit`] = await outcome(() => b.input(`${dt}big`, {dataType: dt, shape: [Math.floor(lim / size) + 1]}));
+      const outcome = (f) => { try { f(); return 'ok'; } catch (e) { return `${e.name}: ${e.message}`; } };
+      const b = new MLGraphBuilder(gpu);
+      const r = {lim, binding: Math.min(adapter.limits.maxStorageBufferBindingSize, adapter.limits.maxBufferSize), outcomes: {}};
+      for (const [dt, size, compute] of %s) {
+        const most = Math.floor(lim / compute);
+        r.outcomes[`${dt} at the limit`] = outcome(() => b.input(`${dt}ok`, {dataType: dt, shape: [most]}));
+        r.outcomes[`${dt} past the limit`] = outcome(() => b.input(`${dt}big`, {dataType: dt, shape: [most + 1]}));
         // The web-platform-tests' forms ([input] cases): lim / size + 1 and (lim + 1) / size.
-        r[`${dt} past the limit, WPT form`] = await outcome(() => b.input(`${dt}wpt`, {dataType: dt, shape: [lim / size + 1]}));
-        r[`${dt} past the limit, (lim + 1) / size`] = await outcome(() => b.input(`${dt}wpt1`, {dataType: dt, shape: [(lim + 1) / size]}));
+        r.outcomes[`${dt} past the limit, WPT form`] = outcome(() => b.input(`${dt}wpt`, {dataType: dt, shape: [lim / size + 1]}));
+        r.outcomes[`${dt} past the limit, (lim + 1) / size`] = outcome(() => b.input(`${dt}wpt1`, {dataType: dt, shape: [(lim + 1) / size]}));
       }
+      gpu.destroy();
       return r;
-    """)
+    """ % json.dumps([list(t) for t in COMPUTE_SIZES]))
     assert "ok" in r, r
     r = r["ok"]
-    capacity = r.pop("binding") // 4
-    assert r.pop("lim") == capacity - capacity % 8 - 1
-    for key, outcome in r.items():
-        assert outcome == ("ok" if key.endswith("at the limit") else "TypeError"), (key, outcome)
+    binding, lim = r["binding"], r["lim"]
+    assert lim == binding - binding % 8 - 1 and lim % 8 == 7
+    # more than the quarter it was while every type had the 8-bit types' limit
+    assert lim > binding // 4
+    sizes = {dt: (size, compute) for dt, size, compute in COMPUTE_SIZES}
+    for key, outcome in r["outcomes"].items():
+        dt = key.split()[0]
+        size, compute = sizes[dt]
+        if key.endswith("at the limit"):
+            assert outcome == "ok", (key, outcome)
+            continue
+        assert outcome.startswith("TypeError: [input "), (key, outcome)
+        if key.endswith("past the limit") and compute != size:
+            most = lim // compute
+            assert f"may have at most {most} ({math.ceil(most * size)} bytes)" in outcome, (key, outcome)
+            assert f"each {dt} element in {compute} bytes" in outcome and f"maxTensorByteLength ({lim})" in outcome, (key, outcome)
+        elif key.endswith("past the limit"):
+            assert outcome.endswith(f"more than maxTensorByteLength ({lim})"), (key, outcome)
 
 
 #: Builder calls whose output passes maxTensorByteLength (`lim`) while every input stays
@@ -489,8 +530,9 @@ def test_allocation_failure_is_an_error_not_wrong_data(webnn_page, server_url):
     """A graph whose maxTensorByteLength-sized intermediates the GPU cannot allocate rejects
     build() with OperationError, and a tensor it cannot allocate rejects createTensor() with
     UnknownError; where the GPU can allocate them, the results are right. Never silently wrong
-    data. (Element-wise, not reduced to one value: one workgroup reducing 2^26 elements takes
-    20 s on SwiftShader.)"""
+    data. (SwiftShader advertises a 1 GiB maxBufferSize but its Vulkan cannot allocate a buffer of
+    1 GiB less 4 bytes: both fail there. Element-wise, not reduced to one value: one workgroup
+    reducing 2^26 elements takes 20 s on SwiftShader.)"""
     r = run(webnn_page, server_url, """
       const n = Math.floor(ctx.opSupportLimits().maxTensorByteLength / 4);
       const b = new MLGraphBuilder(ctx);
@@ -525,6 +567,47 @@ def test_allocation_failure_is_an_error_not_wrong_data(webnn_page, server_url):
     r = r["ok"]
     assert r["build"] == "OperationError" or (r["build"] == "ok" and r["value"] in ([3.0] * 3, "UnknownError")), r
     assert r["create"] == "UnknownError" or (r["create"] == "ok" and r["first"] == 2.0), r
+
+
+def test_intermediate_past_the_binding_limit_fails_build(webnn_page, server_url):
+    """Every operand fits maxTensorByteLength, but a kernel's scratch may not: lstmCell projects the
+    input onto its four gates at once, a [B, 4H] float32 temporary four times its [B, H] outputs.
+    Past the device's binding limit, build() rejects with OperationError (spec build(): converting
+    the graph failed) naming the step, before anything is allocated. Nothing is dispatched."""
+    r = run(webnn_page, server_url, """
+      const gpu = await navigator.ml.createContext({deviceType: 'gpu'});
+      const adapter = await navigator.gpu.requestAdapter();
+      const binding = Math.min(adapter.limits.maxStorageBufferBindingSize, adapter.limits.maxBufferSize);
+      const H = 1024, I = 4, B = Math.floor(binding / (16 * H)) + 8;
+      const f = (shape) => ({dataType: 'float32', shape});
+      const b = new MLGraphBuilder(gpu);
+      const [h, c] = b.lstmCell(b.input('x', f([B, I])), b.input('w', f([4 * H, I])), b.input('r', f([4 * H, H])),
+        b.input('h', f([B, H])), b.input('c', f([B, H])), H);
+      let outcome = 'built';
+      try { await b.build({h, c}); } catch (e) { outcome = `${e.name}: ${e.message}`; }
+      gpu.destroy();
+      return {outcome, scratch: B * 4 * H * 4, binding};
+    """)
+    assert "ok" in r, r
+    r = r["ok"]
+    assert r["scratch"] > r["binding"]
+    assert r["outcome"].startswith("OperationError: [lstmCell:input-projection] "), r["outcome"]
+    assert f"{r['scratch']} bytes" in r["outcome"], r["outcome"]
+
+
+def test_pooled_buffers_never_round_past_the_binding_limit(webnn_page, server_url):
+    """The buffer pool rounds large sizes up to 16 MiB steps; near a binding limit that is not such
+    a multiple (2^31 - 1 bytes, say), a temporary or staging buffer of the largest float32 tensor
+    that fits it (2^31 - 12 bytes under a maxTensorByteLength of 2^31 - 9) would round past it,
+    into a buffer WebGPU refuses to create or bind whole. The pool caps the rounding at the limit
+    (less, to a multiple of 4). A stub device records the sizes."""
+    r = run(webnn_page, server_url, """
+      const {BufferPool} = await import('/polyfill/gpu/buffer_pool.js');
+      const limits = {maxBufferSize: 2 ** 31 - 1, maxStorageBufferBindingSize: 2 ** 31 - 1};
+      const pool = new BufferPool({limits, createBuffer: ({size}) => ({size})});
+      return [2 ** 31 - 12, 2 ** 30 + 4, 1000].map((b) => pool.acquire(b, 0, 't').size);
+    """)
+    assert r == {"ok": [2 ** 31 - 4, 2 ** 30 + 16 * 2 ** 20, 1024]}, r
 
 
 def test_webidl_argument_conversion(webnn_page, server_url):

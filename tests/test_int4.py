@@ -309,27 +309,45 @@ def test_builder_refuses_4bit_elsewhere_with_type_error(webnn_page, server_url, 
     assert all(v == "TypeError" for v in r.values()), {k: v for k, v in r.items() if v != "TypeError"}
 
 
-_HALF_LIMIT_JS = """
-const context = await navigator.ml.createContext();
-const limit = context.opSupportLimits().maxTensorByteLength;
-const half = Math.floor(limit / 2);
-const b = new MLGraphBuilder(context);
-const outcome = (f) => { try { f(); return 'ok'; } catch (e) { return e.name; } };
-const result = {
-  // 2 * half elements take half bytes: the most a 4-bit operand may take
-  int4AtHalf: outcome(() => b.input('a', {dataType: 'int4', shape: [2 * half]})),
-  uint4OverHalf: outcome(() => b.input('b', {dataType: 'uint4', shape: [2 * half + 2]})),
-  int4OverHalf: outcome(() => b.input('c', {dataType: 'int4', shape: [2, half + 1]})),
-  uint8OverHalf: outcome(() => b.input('d', {dataType: 'uint8', shape: [half + 1]})),
-};
-context.destroy();
-return result;
-"""
+_LIMIT_JS = """async ({deviceType, sizes}) => {
+  const context = await navigator.ml.createContext({deviceType});
+  const limit = context.opSupportLimits().maxTensorByteLength;
+  const b = new MLGraphBuilder(context);
+  const outcome = (f) => { try { f(); return 'ok'; } catch (e) { return `${e.name}: ${e.message}`; } };
+  const result = {limit};
+  for (const [dataType, size] of Object.entries(sizes)) {
+    const most = Math.floor(limit / size);
+    result[`${dataType} at`] = outcome(() => b.input(`${dataType}-at`, {dataType, shape: [most]}));
+    result[`${dataType} over`] = outcome(() => b.input(`${dataType}-over`, {dataType, shape: [2, Math.ceil((most + 1) / 2)]}));
+  }
+  context.destroy();
+  return result;
+}"""
+
+#: Bytes one element takes while each context computes (shape/common.js TensorLimit): the WebGPU
+#: compute layout's 32-bit word; the CPU context holds a 4-bit element in a byte, the others at
+#: their own size (its maxTensorByteLength allows for ORT's wider carriers).
+ELEMENT_BYTES = {"gpu": {"int4": 4, "uint4": 4, "uint8": 4, "float16": 4},
+                 "cpu": {"int4": 1, "uint4": 1, "uint8": 1, "float16": 2}}
+TENSOR_BYTES = {"int4": 0.5, "uint4": 0.5, "uint8": 1, "float16": 2}
 
 
-def test_4bit_operands_take_at_most_half_of_max_tensor_byte_length(webnn_page, server_url):
-    """A 4-bit element is eight times its size in the compute layout (8-bit types four times, which
-    maxTensorByteLength leaves room for), so int4 / uint4 operands may take half the limit."""
-    result = run_js(webnn_page, server_url, _HALF_LIMIT_JS)
-    assert result.get("ok") == {"int4AtHalf": "ok", "uint4OverHalf": "TypeError", "int4OverHalf": "TypeError",
-                                "uint8OverHalf": "ok"}, result
+@pytest.mark.parametrize("device_type", DEVICES)
+def test_4bit_operands_are_limited_by_their_compute_size(webnn_page, server_url, device_type):
+    """A tensor is supported when its elements, at the size the context computes on them, take at
+    most maxTensorByteLength: on WebGPU a 4-bit element is a 32-bit word (eight times its half
+    byte), as an 8-bit one is (four times) and a float16 one (twice), so an int4 / uint4 operand may
+    have a quarter as many elements as maxTensorByteLength has bytes; on the CPU context a 4-bit
+    element counts as one byte. More elements throw a TypeError naming the type's own limit."""
+    open_harness(webnn_page, server_url)
+    sizes = ELEMENT_BYTES[device_type]
+    result = webnn_page.evaluate(_LIMIT_JS, {"deviceType": device_type, "sizes": sizes})
+    limit = result.pop("limit")
+    for data_type, size in sizes.items():
+        assert result[f"{data_type} at"] == "ok", (data_type, result[f"{data_type} at"])
+        over = result[f"{data_type} over"]
+        assert over.startswith(f"TypeError: [input {data_type}-over] "), over
+        if size != TENSOR_BYTES[data_type]:
+            most = limit // size
+            assert f"may have at most {most} ({math.ceil(most * TENSOR_BYTES[data_type])} bytes)" in over, over
+            assert f"maxTensorByteLength ({limit})" in over, over

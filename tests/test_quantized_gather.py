@@ -176,3 +176,68 @@ def test_tables_take_their_packed_size_on_the_gpu(webnn_page, server_url):
     got = result["ok"]
     assert got["constants"] == [1008, 8000, 32000], got
     assert got["values"] == [-0.5, 0.5] * (3 * 64 // 2)
+
+
+_PAST_QUARTER_JS = """
+const {describeGraph} = await import('/polyfill/inspect.js');
+const context = await navigator.ml.createContext({deviceType: 'gpu'});
+const adapter = await navigator.gpu.requestAdapter();
+const binding = Math.min(adapter.limits.maxStorageBufferBindingSize, adapter.limits.maxBufferSize);
+const [K, block] = [896, 32];
+const blocks = K / block;
+// enough rows that the float32 table passes a quarter of the binding limit
+const N = Math.floor(binding / 4 / (4 * K)) + 64;
+const q = new Uint8Array(N * K);
+for (let r = 0; r < N; r++) for (let c = 0; c < K; c++) q[r * K + c] = (r * 7 + c * 13) & 255;
+const s = new Float32Array(N * blocks);
+const z = new Uint8Array(N * blocks);
+for (let r = 0; r < N; r++) {
+  for (let k = 0; k < blocks; k++) {
+    s[r * blocks + k] = 2 ** -((r + k) % 7 + 2);
+    z[r * blocks + k] = (r * 3 + k * 5) & 255;
+  }
+}
+const b = new MLGraphBuilder(context);
+const table = b.dequantizeLinear(b.constant({dataType: 'uint8', shape: [N, K]}, q),
+  b.constant({dataType: 'float32', shape: [N, blocks]}, s), b.constant({dataType: 'uint8', shape: [N, blocks]}, z));
+const rows = [0, 1, N >> 1, N - 1, -1];
+const y = b.gather(table, b.input('i', {dataType: 'int32', shape: [rows.length]}));
+const graph = await b.build({y});
+const {steps, constantBytes} = describeGraph(graph);
+const i = await context.createTensor({dataType: 'int32', shape: [rows.length], writable: true});
+const out = await context.createTensor({dataType: 'float32', shape: [rows.length, K], readable: true});
+context.writeTensor(i, new Int32Array(rows));
+context.dispatch(graph, {i}, {y: out});
+const values = Array.from(new Float32Array(await context.readTensor(out)));
+const limit = context.opSupportLimits().maxTensorByteLength;
+context.destroy();
+return {N, K, binding, limit, tableShape: table.shape, steps: steps.map((st) => st.operators.map((o) => o.type)), constantBytes, values};
+"""
+
+
+def test_table_dequantized_past_a_quarter_of_the_binding_limit(webnn_page, server_url):
+    """ORT's GatherBlockQuantized embedding as its WebNN EP writes it, dequantizeLinear of the whole
+    uint8 table then gather, where the float32 table is more than a quarter of the device's binding
+    limit (the most any operand could take while every type had the widened 8-bit types' limit;
+    Qwen2.5-0.5B's [151936, 896] on a 2 GiB binding is such a table). The builder accepts the
+    float32 operand (it fits maxTensorByteLength), build() gathers the packed rows and never
+    allocates it, and the rows are right. The table is [N, 896] with N just past that quarter: on
+    SwiftShader (1 GiB binding) 74,962 rows, 67 MB of uint8 made in the page, a 269 MB float32
+    operand that exists only in the builder."""
+    result = run_js(webnn_page, server_url, _PAST_QUARTER_JS)
+    assert "ok" in result, result
+    got = result["ok"]
+    n, k, binding = got["N"], got["K"], got["binding"]
+    assert got["tableShape"] == [n, k]
+    assert n * k * 4 > binding // 4 and n * k * 4 <= got["limit"], got["limit"]
+    assert got["steps"] == [["dequantizeLinear", "gather"]], got["steps"]
+    # the packed table, its scales and zero points; nothing of the float32 table's size
+    assert max(got["constantBytes"]) < n * k + 64, got["constantBytes"]
+    rows = np.array([0, 1, n // 2, n - 1, n - 1])
+    cols = np.arange(k)
+    q = (rows[:, None] * 7 + cols[None, :] * 13) & 255
+    block = cols // 32
+    s = 2.0 ** -((rows[:, None] + block[None, :]) % 7 + 2)
+    z = (rows[:, None] * 3 + block[None, :] * 5) & 255
+    expected = ((q - z) * s).astype(np.float32)
+    np.testing.assert_array_equal(np.array(got["values"], np.float32).reshape(len(rows), k), expected)

@@ -53,14 +53,14 @@ export function checkCanBuild(builder, label) {
 
 /**
  * Spec "check dimensions" for every operand this builder makes: valid dimensions and element
- * count, and a byte length within opSupportLimits().maxTensorByteLength (the largest tensor
- * whose compute layout fits one storage binding for every data type).
+ * count, and a byte length the context supports (its tensorLimit: the elements' bytes as its
+ * backend computes on them within opSupportLimits().maxTensorByteLength).
  * @param {{dataType: string, shape: number[]}} desc
  * @returns {{dataType: string, shape: number[]}} desc
  * @throws {TypeError}
  */
 export function checkSupported(builder, desc, label) {
-  return checkTensorSize(desc, STATE.get(builder).ctx.maxTensorByteLength, label);
+  return checkTensorSize(desc, STATE.get(builder).ctx.tensorLimit, label);
 }
 
 /**

@@ -42,13 +42,14 @@ export class MLContext {
    * Spec createTensor(): a zero-filled tensor.
    * @param {{dataType: string, shape: number[], readable?: boolean, writable?: boolean}} descriptor
    * @returns {Promise<MLTensor>}
-   * @throws (rejects) InvalidStateError when lost, TypeError for a bad descriptor or one whose
-   *   byte length exceeds opSupportLimits().maxTensorByteLength, UnknownError when the GPU
-   *   cannot allocate it
+   * @throws (rejects) InvalidStateError when lost, TypeError for a bad descriptor or one of a
+   *   byte length the context does not support (shape/common.js checkTensorSize:
+   *   opSupportLimits().maxTensorByteLength, less for the types its backend widens), UnknownError
+   *   when the GPU cannot allocate it
    */
   async createTensor(descriptor) {
     const s = liveSlots(this);
-    const desc = checkTensorSize(checkDescriptor(descriptor, 'createTensor'), s.maxTensorByteLength, 'createTensor');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createTensor'), s.tensorLimit, 'createTensor');
     return newTensor(this, s, desc, {
       readable: Boolean(descriptor.readable),
       writable: Boolean(descriptor.writable),
@@ -61,12 +62,12 @@ export class MLContext {
    * `inputData`: any AllowSharedBufferSource of exactly the tensor's byte length, whatever its
    * view type (Chromium 156; the draft also asks a matching view type).
    * @returns {Promise<MLTensor>}
-   * @throws (rejects) TypeError for a bad or over-maxTensorByteLength descriptor, or inputData
+   * @throws (rejects) TypeError for a bad or unsupported descriptor (as createTensor), or inputData
    *   of another byte length
    */
   async createConstantTensor(descriptor, inputData) {
     const s = liveSlots(this);
-    const desc = checkTensorSize(checkDescriptor(descriptor, 'createConstantTensor'), s.maxTensorByteLength, 'createConstantTensor');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createConstantTensor'), s.tensorLimit, 'createConstantTensor');
     if (sourceByteLength(inputData) !== byteLength(desc)) {
       throw typeError('createConstantTensor', `inputData must be a buffer source of ${byteLength(desc)} bytes`);
     }
@@ -85,12 +86,12 @@ export class MLContext {
    * @returns {Promise<MLTensor>} a tensor whose `gpuDevice` is `gpuDevice`
    * @throws (rejects) InvalidStateError when the context is lost; TypeError for a bad descriptor,
    *   or a gpuDevice that is not this context's device (WebGPU cannot share a buffer between
-   *   devices), or a byte length beyond maxTensorByteLength; UnknownError when the GPU cannot
+   *   devices), or an unsupported byte length (as createTensor); UnknownError when the GPU cannot
    *   allocate it
    */
   async createExportableTensor(descriptor, gpuDevice) {
     const s = liveSlots(this);
-    const desc = checkTensorSize(checkDescriptor(descriptor, 'createExportableTensor'), s.maxTensorByteLength, 'createExportableTensor');
+    const desc = checkTensorSize(checkDescriptor(descriptor, 'createExportableTensor'), s.tensorLimit, 'createExportableTensor');
     checkExportDevice(s, gpuDevice);
     return newTensor(this, s, desc, {
       readable: Boolean(descriptor.readable),
@@ -253,10 +254,12 @@ function commonSlots(powerPreference, tuning) {
  * Creates an MLContext on `backend`, the one object that allocates, writes, reads, dispatches and
  * compiles for it: the WebGPU backend (webgpu_backend.js) or the CPU backend (cpu/backend.js),
  * chosen once by ml.js. Both implement
- *   accelerated, maxTensorByteLength, attach(context, slots), allocate(desc),
+ *   accelerated, tensorLimit, attach(context, slots), allocate(desc),
  *   writeConstant(t, bytes), write(t, bytes), read(t, outputData), flush(),
  *   dispatch(plan, inputs, outputs), compile(context, entries), opSupportLimits(), destroy()
- * (t: tensor slots; inputs/outputs: name -> tensor slots).
+ * (t: tensor slots; inputs/outputs: name -> tensor slots). `tensorLimit` (shape/common.js
+ * TensorLimit) is the size check of every tensor the context creates and operand its builders
+ * make, and gives opSupportLimits() its maxTensorByteLength.
  * @param {object} backend
  * @param {{powerPreference: string, tuning?: object, slots?: object}} options tuning: a frozen
  *   tuning.js object; slots: the backend's own context slots (the WebGPU device, pool, ...)
@@ -264,7 +267,7 @@ function commonSlots(powerPreference, tuning) {
  */
 export function createContextObject(backend, {powerPreference, tuning = DEFAULT_TUNING, slots = {}}) {
   const context = Object.create(MLContext.prototype);
-  const s = {...commonSlots(powerPreference, tuning), ...slots, backend, maxTensorByteLength: backend.maxTensorByteLength};
+  const s = {...commonSlots(powerPreference, tuning), ...slots, backend, tensorLimit: backend.tensorLimit};
   CONTEXT_SLOTS.set(context, s);
   backend.attach(context, s);
   return context;

@@ -69,8 +69,18 @@ export function byteLength(desc) {
 
 /** Byte length of a value of this descriptor in the compute layout (4 or 8 bytes per element). */
 export function computeByteLength(desc) {
-  return elementCount(desc.shape) * 4 * DATA_TYPES[desc.dataType].words;
+  return elementCount(desc.shape) * COMPUTE_ELEMENT_BYTES[desc.dataType];
 }
+
+/**
+ * Bytes one element of each data type takes in the compute layout: one 32-bit word, two for
+ * int64/uint64. The WebGPU context's maxTensorByteLength bounds a tensor's bytes in this layout
+ * (gpu/device_limits.js), so a float16 tensor may take half of it in tensor-layout bytes, an
+ * int8/uint8 one a quarter and an int4/uint4 one an eighth.
+ * @type {Readonly<Record<string, number>>}
+ */
+export const COMPUTE_ELEMENT_BYTES = Object.freeze(Object.fromEntries(
+  Object.entries(DATA_TYPES).map(([type, info]) => [type, 4 * info.words])));
 
 /** Whether the tensor layout of `dataType` is also its compute layout (no conversion at boundaries). */
 export function isDirect(dataType) {

@@ -8,7 +8,7 @@
  */
 import {domError, typeError} from './errors.js';
 import {INT4_TYPES, bufferMatches, bytesOf} from './dtypes.js';
-import {checkDescriptor, checkTensorSize} from './shape/common.js';
+import {checkDescriptor} from './shape/common.js';
 import {scalarBytes} from './shape/cast.js';
 import {createOperand, isOperand, slots} from './operand.js';
 import {isTensor, tensorSlots} from './tensor.js';

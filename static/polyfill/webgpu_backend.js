@@ -8,7 +8,7 @@
  * Each context has its own; nothing is shared between contexts.
  */
 import {domError, typeError} from './errors.js';
-import {byteLength, bytesOf} from './dtypes.js';
+import {COMPUTE_ELEMENT_BYTES, byteLength, bytesOf} from './dtypes.js';
 import {BufferPool} from './gpu/buffer_pool.js';
 import {ConstantStore} from './gpu/constant_store.js';
 import {Completion} from './gpu/completion.js';
@@ -30,7 +30,8 @@ class WebGpuBackend {
   constructor(device, ownsDevice) {
     this.device = device;
     this.ownsDevice = ownsDevice;
-    this.maxTensorByteLength = maxTensorByteLength(device);
+    // shape/common.js TensorLimit: the binding limit, for tensors in the compute layout
+    this.tensorLimit = Object.freeze({maxTensorByteLength: maxTensorByteLength(device), elementBytes: COMPUTE_ELEMENT_BYTES});
     this.s = null;
   }
 

@@ -12,22 +12,31 @@
  * rejects pending reads (tensor.js); work already queued keeps the memory it was given.
  */
 import {domError, typeError} from '../errors.js';
-import {byteLength} from '../dtypes.js';
+import {DATA_TYPES, byteLength} from '../dtypes.js';
 import {createContextObject} from '../context.js';
 import {isDetached} from '../context_checks.js';
 import {compileCpuGraph, cpuSupportLimits} from './compile.js';
 import {createSession, defaultOrtBase, defaultThreads, loadOrt} from './session.js';
 
 /**
- * opSupportLimits().maxTensorByteLength here: the largest tensor that works for every data type.
- * ORT's wasm heap is 32-bit (4 GiB, shared by every tensor of every session on the page), and the
- * lowering computes int8/uint8 in int32 and float16 in float32, so an L-byte int8 tensor takes 4L
- * inside ORT besides its own input and output copies: a 600 MB int8 relu already ran out of heap
- * (std::bad_alloc), and an ORT instance that ran out stays broken for the page. 256 MiB keeps the
- * widest case (1 GiB widened plus the copies) within the heap. One byte less, as on WebGPU
- * (gpu/device_limits.js) and as Chromium reports INT32_MAX, so the limit is 8k - 1.
+ * The CPU context's size limit (shape/common.js TensorLimit). ORT's wasm heap is 32-bit (4 GiB,
+ * shared by every tensor of every session on the page), and where ORT has no kernel for a type
+ * the lowering computes in a wider one (cpu/onnx_graph.js CARRIER: int8/uint8 in int32, float16
+ * in float32, 32-bit integers in int64), so an L-byte int8 tensor takes 4L inside ORT besides its
+ * own input and output copies: a 600 MB int8 relu already ran out of heap (std::bad_alloc), and
+ * an ORT instance that ran out stays broken for the page. maxTensorByteLength 256 MiB keeps the
+ * widest case (1 GiB widened plus the copies) within the heap; one byte less, as on WebGPU
+ * (gpu/device_limits.js) and as Chromium reports INT32_MAX, so the limit is 8k - 1. The budget
+ * already allows for the carriers, so every type counts at its own size, except int4/uint4: they
+ * leave their packed form one element a byte (a 4-bit output leaves the session as int8/uint8,
+ * cpu/compile.js UNPACKED_OUTPUT), so a 4-bit tensor counts a byte an element and may take half
+ * the limit in packed bytes; widened to 32 bits from there (a cast, an element-wise dequantize)
+ * it is no larger than the widest 8-bit case.
  */
-const MAX_TENSOR_BYTES = 2 ** 28 - 1;
+const TENSOR_LIMIT = Object.freeze({
+  maxTensorByteLength: 2 ** 28 - 1,
+  elementBytes: Object.freeze(Object.fromEntries(Object.entries(DATA_TYPES).map(([type, info]) => [type, Math.max(1, info.bytes)]))),
+});
 
 /** Resolves or rejects one queued readTensor with the tensor's bytes (`source`). */
 function settleRead(t, settle, source, outputData, isDetached) {
@@ -54,7 +63,7 @@ function settleRead(t, settle, source, outputData, isDetached) {
 class CpuBackend {
   constructor(ort) {
     this.ort = ort;
-    this.maxTensorByteLength = MAX_TENSOR_BYTES;
+    this.tensorLimit = TENSOR_LIMIT;
     this.tail = Promise.resolve();
     this.queued = 0;
     this.destroyed = false;
@@ -132,7 +141,7 @@ class CpuBackend {
   }
 
   opSupportLimits() {
-    return cpuSupportLimits(this.maxTensorByteLength);
+    return cpuSupportLimits(this.tensorLimit.maxTensorByteLength);
   }
 
   destroy() {

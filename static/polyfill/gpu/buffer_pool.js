@@ -2,6 +2,7 @@
  * One buffer pool per MLContext: GPUBuffers keyed by (usage, size class), recycled only after the
  * queue work submitted before their release has completed.
  */
+import {maxBindingBytes} from './device_limits.js';
 
 /** Size classes: multiples of 256 bytes up to 64 KiB, then powers of two up to 64 MiB, then 16 MiB steps. */
 export function sizeClass(bytes) {
@@ -19,13 +20,18 @@ export class BufferPool {
   constructor(device, completion) {
     this.device = device;
     this.completion = completion;
+    // no size class past what one binding holds (a multiple of 4): a tensor or temporary that
+    // fits the binding limit must not be rounded up past it, into a buffer WebGPU refuses to
+    // create or to bind whole
+    this.largest = Math.floor(maxBindingBytes(device) / 4) * 4;
     /** @type {Map<string, GPUBuffer[]>} free buffers by `${usage}:${size}` */
     this.free = new Map();
     this.destroyed = false;
   }
 
   /**
-   * A buffer of at least `bytes` bytes (rounded to its size class) with `usage`.
+   * A buffer of at least `bytes` bytes (rounded to its size class, at most to the binding limit)
+   * with `usage`.
    * Contents are undefined unless the buffer is new (zero).
    * @param {number} bytes
    * @param {number} usage GPUBufferUsage flags
@@ -33,7 +39,7 @@ export class BufferPool {
    * @returns {GPUBuffer}
    */
   acquire(bytes, usage, label) {
-    const size = sizeClass(bytes);
+    const size = Math.max(bytes, Math.min(sizeClass(bytes), this.largest));
     const list = this.free.get(`${usage}:${size}`);
     if (list && list.length) {
       const buffer = list.pop();

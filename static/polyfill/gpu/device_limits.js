@@ -14,20 +14,22 @@ export function maxBindingBytes(device) {
 }
 
 /**
- * Spec opSupportLimits().maxTensorByteLength: the largest tensor (tensor layout bytes) that works
- * for every data type. The compute layout widens int8/uint8 four times and float16 twice
- * (dtypes.js), so the capacity is a quarter of the binding limit, rounded down to a multiple of 8
- * bytes (the widest element); the value reported is one byte less than that capacity, as
- * Chromium 156 reports INT32_MAX (2^31 - 1, `tensor_byte_length_limit` in its ORT and TFLite
- * backends' context properties) rather than a power of two. So the limit is never a
- * multiple of an element size, and a shape of floor((limit + 1) / size) elements (the form the
- * web-platform-tests use) is always over it, as is one of floor(limit / size) + 1. It is the one
- * size limit: every operand a builder makes and every tensor a context creates must fit it
- * (shape/common.js checkTensorSize).
+ * Spec opSupportLimits().maxTensorByteLength: the largest tensor one binding holds, in the
+ * compute layout's bytes (dtypes.js COMPUTE_ELEMENT_BYTES), so that every operand and tensor a
+ * context accepts fits one storage binding as the kernels read it. float32, int32, uint32,
+ * int64 and uint64 take their own size there, so a tensor of those types may fill the binding
+ * limit; float16 takes twice its size, int8/uint8 four times and int4/uint4 eight times, so a
+ * tensor of those may take that fraction of the limit (shape/common.js checkTensorSize, the one
+ * size check). The capacity is the binding limit rounded down to a multiple of 8 bytes (the
+ * widest element); the value reported is one byte less, as Chromium 156 reports INT32_MAX
+ * (2^31 - 1, `tensor_byte_length_limit` in its ORT and TFLite backends' context properties)
+ * rather than a power of two. So the limit is never a multiple of an element size, and a shape
+ * of floor((limit + 1) / size) elements (the form the web-platform-tests use) is always over it,
+ * as is one of floor(limit / size) + 1.
  * @param {GPUDevice} device
  * @returns {number} bytes, 8k - 1 for some k
  */
 export function maxTensorByteLength(device) {
-  const capacity = Math.floor(maxBindingBytes(device) / 4);
+  const capacity = maxBindingBytes(device);
   return capacity - (capacity % 8) - 1;
 }

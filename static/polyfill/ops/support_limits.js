@@ -13,7 +13,7 @@ import {IO_TYPES, tensorLimits} from './limits.js';
 export function opSupportLimits(ctx) {
   const limits = {
     preferredInputLayout: 'nchw',
-    maxTensorByteLength: ctx.maxTensorByteLength,
+    maxTensorByteLength: ctx.tensorLimit.maxTensorByteLength,
     input: tensorLimits(IO_TYPES),
     constant: tensorLimits(IO_TYPES),
     output: tensorLimits(IO_TYPES),

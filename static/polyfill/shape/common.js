@@ -31,17 +31,36 @@ export function checkDescriptor(desc, label) {
 }
 
 /**
+ * A context's size limit (its backend's `tensorLimit`): a tensor is supported when its elements
+ * take at most `maxTensorByteLength` bytes at `elementBytes[dataType]` bytes each, the size the
+ * backend holds an element of that type in while it computes (WebGPU: the compute layout,
+ * dtypes.js COMPUTE_ELEMENT_BYTES). For a type held at its own size that is its tensor-layout
+ * byte length; a widened type's limit in tensor-layout bytes is smaller (typeByteLimit).
+ * @typedef {{maxTensorByteLength: number, elementBytes: Readonly<Record<string, number>>}} TensorLimit
+ */
+
+/**
+ * The largest tensor-layout byte length a `dataType` tensor may have under `limit`.
+ * @param {string} dataType
+ * @param {TensorLimit} limit
+ * @returns {number} bytes
+ */
+export function typeByteLimit(dataType, limit) {
+  const elements = Math.floor(limit.maxTensorByteLength / limit.elementBytes[dataType]);
+  return Math.ceil(elements * DATA_TYPES[dataType].bytes);
+}
+
+/**
  * Spec "check dimensions", applied to every operand a builder makes (inputs, constants and each
  * operator's outputs) and to every tensor a context creates: each dimension an integer in
- * 1..2^31-1, rank at most MAX_RANK, element count a valid dimension, and the byte length (tensor
- * layout, spec "byte length") at most `maxBytes`, the context's
- * opSupportLimits().maxTensorByteLength.
+ * 1..2^31-1, rank at most MAX_RANK, element count a valid dimension, and the byte length
+ * supported: the elements' bytes as the backend holds them within `limit` (see TensorLimit).
  * @param {{dataType: string, shape: number[]}} desc an already converted descriptor
- * @param {number} maxBytes bytes
+ * @param {TensorLimit} limit the context's
  * @returns {{dataType: string, shape: number[]}} desc
  * @throws {TypeError} `[label] ...` naming the shape and the limit
  */
-export function checkTensorSize(desc, maxBytes, label) {
+export function checkTensorSize(desc, limit, label) {
   const {dataType, shape} = desc;
   if (shape.length > MAX_RANK) throw typeError(label, `output rank ${shape.length} exceeds the supported maximum ${MAX_RANK}`);
   for (const d of shape) {
@@ -49,17 +68,17 @@ export function checkTensorSize(desc, maxBytes, label) {
   }
   const count = elementCount(shape);
   if (count > MAX_DIMENSION) throw typeError(label, `element count ${count} of shape [${shape}] is too large`);
-  const bytes = byteLength(desc);
-  if (bytes > maxBytes) {
-    throw typeError(label, `a ${dataType} tensor of shape [${shape}] is ${bytes} bytes, more than maxTensorByteLength (${maxBytes})`);
+  const max = limit.maxTensorByteLength;
+  const elementBytes = limit.elementBytes[dataType];
+  if (count * elementBytes <= max) return desc;
+  const a = `${dataType.startsWith('int') ? 'an' : 'a'} ${dataType} tensor`;
+  if (elementBytes === DATA_TYPES[dataType].bytes) {
+    throw typeError(label, `${a} of shape [${shape}] is ${byteLength(desc)} bytes, more than maxTensorByteLength (${max})`);
   }
-  // int4 / uint4 (beyond the spec, as Chromium): maxTensorByteLength leaves room for the compute
-  // layout's four bytes an element of the 8-bit types; a 4-bit element takes eight times its
-  // tensor-layout half byte there, so these may fill half the limit
-  if ((dataType === 'int4' || dataType === 'uint4') && bytes > Math.floor(maxBytes / 2)) {
-    throw typeError(label, `a ${dataType} tensor of shape [${shape}] is ${bytes} bytes, more than half of maxTensorByteLength (${maxBytes}), the most a 4-bit tensor may take`);
-  }
-  return desc;
+  const most = Math.floor(max / elementBytes);
+  throw typeError(label, `${a} of shape [${shape}] has ${count} elements (${byteLength(desc)} bytes); ${a} may have at most `
+    + `${most} (${typeByteLimit(dataType, limit)} bytes): this context holds each ${dataType} element in `
+    + `${elementBytes === 1 ? 'one byte' : `${elementBytes} bytes`} while it computes, and maxTensorByteLength (${max}) bounds those bytes`);
 }
 
 /**
