@@ -12,6 +12,8 @@ each ``--variant``), in a fresh headless Chromium:
   against a float64 reference on a sample of entries, and its GPU time from timestamp queries
   (median of ``--reps``) as TFLOP/s; the same for a plain f32 product of the same size as the
   baseline of that browser;
+- with ``--bandwidth 32,1024``: streaming reads of buffers of those MiB (hashed words, then
+  zeros), GB/s from timestamps: what a memory-bound kernel can reach in this browser;
 - with ``--gpu-page``, the text of ``chrome://gpu`` (Dawn's adapter toggles) into the JSON.
 
 Run it where ``$WEBNN_CHROMIUM``/``$WEBNN_CHROMIUM_ARGS`` name the browser (the GPU host's
@@ -38,7 +40,7 @@ from typing import Any
 
 #: Page function: the adapter's facts, the f16 check and the product timings.
 PROBE_JS = r"""
-async ({size, reps}) => {
+async ({size, reps, bandwidth, products}) => {
   const adapter = await navigator.gpu?.requestAdapter({powerPreference: 'high-performance'});
   if (!adapter) return {adapter: null};
   const info = adapter.info;
@@ -166,7 +168,62 @@ async ({size, reps}) => {
     return worst;
   }
 
+  // streaming reads: a buffer of `mib` MiB, filled on the GPU with hashed words (or zeros: a
+  // GPU that compresses data in memory reads zeros faster), read once as vec4<u32> by a
+  // grid-stride loop of 1024 x 256 invocations; GB/s of the bytes read, from timestamps
+  out.bandwidth = [];
+  for (const mib of bandwidth) {
+    for (const fill of ['hashed', 'zeros']) {
+      const entry = {mib, fill};
+      try {
+        const words = mib * 262144;
+        const buf = mk(words * 4, S), sink = mk(1024 * 256 * 4, S | CS);
+        const fillModule = await compileChecked(`@group(0) @binding(0) var<storage, read_write> X: array<u32>;
+@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+  for (var i = g.x; i < ${words}u; i += nw.x * 256u) {
+    var h = i * 2654435761u; h ^= h >> 15u; h *= 2246822519u; h ^= h >> 13u;
+    X[i] = ${fill === 'zeros' ? '0u' : 'h'};
+  }
+}`);
+        const readModule = await compileChecked(`@group(0) @binding(0) var<storage, read> X: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> Y: array<u32>;
+@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  var acc = vec4<u32>();
+  for (var i = g.x; i < ${words / 4}u; i += ${1024 * 256}u) { acc ^= X[i]; }
+  Y[g.x] = acc.x ^ acc.y ^ acc.z ^ acc.w;
+}`);
+        const fillPipe = device.createComputePipeline({layout: 'auto', compute: {module: fillModule, entryPoint: 'main'}});
+        const readPipe = device.createComputePipeline({layout: 'auto', compute: {module: readModule, entryPoint: 'main'}});
+        const fillBg = device.createBindGroup({layout: fillPipe.getBindGroupLayout(0), entries: [{binding: 0, resource: {buffer: buf}}]});
+        const readBg = device.createBindGroup({layout: readPipe.getBindGroupLayout(0), entries: [
+          {binding: 0, resource: {buffer: buf}}, {binding: 1, resource: {buffer: sink}}]});
+        let enc = device.createCommandEncoder();
+        let pass = enc.beginComputePass();
+        pass.setPipeline(fillPipe); pass.setBindGroup(0, fillBg); pass.dispatchWorkgroups(4096); pass.end();
+        device.queue.submit([enc.finish()]);
+        const qs = device.createQuerySet({type: 'timestamp', count: 2});
+        const resolve = mk(16, GPUBufferUsage.QUERY_RESOLVE | CS);
+        const ms = [];
+        for (let r = 0; r < reps + 3; r++) {
+          enc = device.createCommandEncoder();
+          pass = enc.beginComputePass({timestampWrites: {querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1}});
+          pass.setPipeline(readPipe); pass.setBindGroup(0, readBg); pass.dispatchWorkgroups(1024); pass.end();
+          enc.resolveQuerySet(qs, 0, 2, resolve, 0);
+          device.queue.submit([enc.finish()]);
+          const t = new BigUint64Array(await readBack(resolve, 16));
+          if (r >= 3) ms.push(Number(t[1] - t[0]) / 1e6);
+        }
+        ms.sort((x, y) => x - y);
+        entry.ms = ms[ms.length >> 1];
+        entry.gbps = words * 4 / (entry.ms * 1e-3) / 1e9;
+        buf.destroy(); sink.destroy();
+      } catch (e) { entry.error = e.message; }
+      out.bandwidth.push(entry);
+    }
+  }
+
   out.products = [];
+  if (!products) { out.errors = errors; device.destroy(); return out; }
   // f32 baseline: 64x64 tiles, 256 invocations each computing 4x4, through workgroup memory
   out.products.push(await timeProduct('f32 tiled 64x64 (baseline)', `
 @group(0) @binding(0) var<storage, read> A: array<f32>;
@@ -268,7 +325,8 @@ def blank_page_server() -> Iterator[str]:
         server.shutdown()
 
 
-def probe(extra_args: list[str], size: int, reps: int, gpu_page: bool, timeout_s: float) -> dict[str, Any]:
+def probe(extra_args: list[str], size: int, reps: int, gpu_page: bool, timeout_s: float,
+          bandwidth: list[int] = (), products: bool = True) -> dict[str, Any]:
     """Run PROBE_JS in a fresh browser launched with the environment's flags plus ``extra_args``."""
     from playwright.sync_api import sync_playwright
 
@@ -284,7 +342,7 @@ def probe(extra_args: list[str], size: int, reps: int, gpu_page: bool, timeout_s
                 page = browser.new_page()
                 page.set_default_timeout(timeout_s * 1000)
                 page.goto(base_url + "/")
-                found = page.evaluate(PROBE_JS, {"size": size, "reps": reps})
+                found = page.evaluate(PROBE_JS, {"size": size, "reps": reps, "bandwidth": list(bandwidth), "products": products})
                 if found.get("adapter") is None:
                     continue
                 result.update(found)
@@ -312,6 +370,8 @@ def print_block(r: dict[str, Any]) -> None:
     cfgs = [f"{c['componentType']}->{c['resultComponentType']} {c['M']}x{c['N']}x{c['K']}" for c in r["matrixConfigs"]]
     print(f"   subgroup matrix configurations: {', '.join(cfgs) or 'none'}")
     print(f"   shader-f16: {r.get('f16Shader')}")
+    for b in r.get("bandwidth", []):
+        print(f"   read {b['mib']} MiB ({b['fill']}): " + (f"error {b['error']}" if "error" in b else f"{b['ms']:.4f} ms = {b['gbps']:.0f} GB/s"))
     for prod in r.get("products", []):
         if "error" in prod:
             print(f"   {prod['name']}: error {prod['error']}")
@@ -328,13 +388,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="extra Chromium flags (shell words) for a second, third... browser")
     parser.add_argument("--size", type=int, default=4096, help="n of the n^3 products (multiple of 64)")
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--bandwidth", default="", help="MiB sizes of streaming-read buffers to time, e.g. 32,1024")
+    parser.add_argument("--no-products", action="store_true", help="skip the timed matrix products")
     parser.add_argument("--gpu-page", action="store_true", help="keep chrome://gpu's text in the JSON")
     parser.add_argument("--timeout", type=float, default=240)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     results = []
     for extra in [""] + args.variant:
-        r = probe(shlex.split(extra), args.size, args.reps, args.gpu_page, args.timeout)
+        r = probe(shlex.split(extra), args.size, args.reps, args.gpu_page, args.timeout,
+                  [int(v) for v in args.bandwidth.split(",") if v], not args.no_products)
         print_block(r)
         results.append(r)
     if args.out:
