@@ -68,12 +68,13 @@ def random_weights(config: Config, seed: int = 0) -> dict:
 
 
 def write(folder: Path, shape: str = "qwen2.5-0.5b", bits: int = 4, max_lengths=(256, 1024), seed: int = 0,
-          **overrides) -> Config:
+          prefill_lengths=(32, 64, 128), **overrides) -> Config:
     """Write the random decoder of ``shape`` (with ``overrides``) into ``folder`` (``llm_model.save``:
-    ``model-<L>.onnx`` per maximum context, ``model.onnx.data``, ``genai_config.json``)."""
+    ``model-<L>.onnx`` per maximum context and per prefill length, as ``make llm`` writes SmolLM2's,
+    ``model.onnx.data``, ``genai_config.json``)."""
     config = dataclasses.replace(SHAPES[shape], bits=bits, max_position=max(max(max_lengths), 256), **overrides)
     save(build_model(config, random_weights(config, seed)), Path(folder), config, tuple(max_lengths),
-         {"name": f"random-{shape}-int{bits}", "seed": seed})
+         {"name": f"random-{shape}-int{bits}", "seed": seed}, tuple(prefill_lengths))
     return config
 
 
@@ -83,10 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the model folder to write")
     parser.add_argument("--bits", type=int, choices=(4, 8), default=4, help="MatMulNBits bits of the layers")
     parser.add_argument("--max-length", default="256,1024", help="maximum contexts, one graph file each")
+    parser.add_argument("--prefill-lengths", default="32,64,128",
+                        help="shorter graphs a prompt prefills through (empty: none)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    write(args.out, args.shape, args.bits, sorted({int(v) for v in args.max_length.split(",")}), args.seed)
+    write(args.out, args.shape, args.bits, sorted({int(v) for v in args.max_length.split(",")}), args.seed,
+          sorted({int(v) for v in args.prefill_lengths.split(",") if v}))
     size = (args.out / "model.onnx.data").stat().st_size
     print(f"{args.out}: random {args.shape} int{args.bits}, model.onnx.data {size:,} bytes "
           f"({time.perf_counter() - started:.0f} s)")
