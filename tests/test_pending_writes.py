@@ -320,7 +320,7 @@ def test_forced_upload_buffer_refill_destroy_and_device_loss(webnn_page, server_
     a createContext(gpuDevice) context, a write (the mapping detached) throws nothing but the
     spec's InvalidStateError."""
     r = run(webnn_page, server_url, """
-      const {tensorSlots} = await import('/polyfill/tensor.js');
+      const {tensorState} = await import('/polyfill/inspect.js');
       const {STAGE_BYTES} = await import('/polyfill/gpu/pending_writes.js');
       const context = await navigator.ml.createContext();
       tune(context, {deferWrites: true});
@@ -337,8 +337,7 @@ def test_forced_upload_buffer_refill_destroy_and_device_loss(webnn_page, server_
       const destroyed = [];
       const destroy = GPUBuffer.prototype.destroy;
       GPUBuffer.prototype.destroy = function () { destroyed.push(this.label); return destroy.apply(this, arguments); };
-      const ts = tensorSlots(t);
-      const hadStaging = Boolean(ts.uploadStaging);
+      const hadStaging = Boolean(tensorState(t).uploadBuffer);
       context.writeTensor(t, a);
       t.destroy();
       GPUBuffer.prototype.destroy = destroy;
@@ -350,13 +349,13 @@ def test_forced_upload_buffer_refill_destroy_and_device_loss(webnn_page, server_
       const u = await shared.createTensor({dataType: 'uint8', shape: [n], writable: true});
       shared.writeTensor(u, a);
       await new Promise((r) => setTimeout(r, 50));
-      const mappedAgain = tensorSlots(u).uploadStaging.buffer.mapState;
+      const mappedAgain = tensorState(u).uploadBuffer.mapState;
       device.destroy();
       let thrown = 'none';
       try { shared.writeTensor(u, b); } catch (e) { thrown = e.name; }
       return {above: n >= STAGE_BYTES, same: back.length === n && back.every((v, i) => v === b[i]),
               writeBuffers: log.filter((e) => e.startsWith('write ')).length, submits: log.filter((e) => e === 'submit').length,
-              hadStaging, freed: ts.uploadStaging === null && destroyed.includes('webnn:upload'), mappedAgain, thrown};
+              hadStaging, freed: tensorState(t).uploadBuffer === null && destroyed.includes('webnn:upload'), mappedAgain, thrown};
     """)
     assert r["above"] and r["same"] and r["hadStaging"] and r["freed"]
     assert r["writeBuffers"] == 0 and r["submits"] == 2  # the one upload copy, the read's copy

@@ -96,15 +96,16 @@ def test_no_switch_set_through_private_slots():
     assert not offenders, "\n".join(offenders)
 
 
-#: the polyfill's private-slot accessors of contexts and graphs (context.js, graph.js), spelled
-#: so that this file does not name them
-_PRIVATE = tuple(kind + "Slots" for kind in ("context", "graph"))
+#: the polyfill's private-slot accessors of contexts, graphs and tensors (context.js, graph.js,
+#: tensor.js), spelled so that this file does not name them
+_PRIVATE = tuple(kind + "Slots" for kind in ("context", "graph", "tensor"))
 
 
 def test_no_private_slots_outside_the_polyfill():
-    """Tests, tools and demos read graphs and contexts through static/polyfill/inspect.js
-    (describeGraph, queueState, queueHooks, encodeSteps; docs/profiling.md), options.js and
-    profiling.js, never through the private slots of context.js and graph.js."""
+    """Tests, tools and demos read graphs, contexts and tensors through static/polyfill/inspect.js
+    (describeGraph, queueState, queueHooks, encodeSteps, tensorState; docs/profiling.md),
+    options.js and profiling.js, never through the private slots of context.js, graph.js and
+    tensor.js."""
     files = [p for d in ("static/demos", "tools", "tests") for p in (ROOT / d).rglob("*")
              if p.suffix in (".js", ".py", ".html", ".mjs") and "vendor" not in p.parts and p.is_file()]
     assert len(files) > 50

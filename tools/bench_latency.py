@@ -65,7 +65,7 @@ MODES = ["full", "stamped", "one", "one-stamped", "done", "read", "read4", "tiny
 #: The page function's body after tools.bench_page.PAGE_SETUP_JS; parameters [models, reps, gapMs, batch].
 _BODY = """
   const {describeGraph, encodeSteps} = await import('/polyfill/inspect.js');
-  const {tensorSlots} = await import('/polyfill/tensor.js');
+  const {tensorState} = await import('/polyfill/inspect.js');
   const {addToBuilder} = await import('/harness/graph_json.js');
   const device = hooks.device;
   if (!device.features.has('timestamp-query')) throw new Error('no timestamp-query on this adapter');
@@ -109,7 +109,7 @@ _BODY = """
   const readParts = async (n) => {
     const part = (1 << 20) / n;
     const e = device.createCommandEncoder();
-    staged[n].forEach((b, i) => e.copyBufferToBuffer(tensorSlots(r1m).buffer, i * part, b, 0, part));
+    staged[n].forEach((b, i) => e.copyBufferToBuffer(tensorState(r1m).buffer, i * part, b, 0, part));
     device.queue.submit([e.finish()]);
     await Promise.all(staged[n].map((b) => hooks.wait(b.mapAsync(GPUMapMode.READ))));
     const t = now();
@@ -157,7 +157,7 @@ _BODY = """
     };
     let fastestDone = Infinity;
     const early = async () => {
-      device.queue.writeBuffer(tensorSlots(xt).buffer, 0, inData);
+      device.queue.writeBuffer(tensorState(xt).buffer, 0, inData);
       const n = stepCount;
       encodeRange(0, Math.min(4, n));
       await null;  // Blink's flush microtask was queued by the first call above: it runs first
@@ -207,7 +207,7 @@ _BODY = """
       'read1m-steps': async () => {
         const b = staged[1][0];
         const e = device.createCommandEncoder();
-        e.copyBufferToBuffer(tensorSlots(r1m).buffer, 0, b, 0, 1 << 20);
+        e.copyBufferToBuffer(tensorState(r1m).buffer, 0, b, 0, 1 << 20);
         device.queue.submit([e.finish()]);
         await hooks.wait(b.mapAsync(GPUMapMode.READ));
         const t0 = now(); const range = b.getMappedRange();
@@ -218,9 +218,9 @@ _BODY = """
         const t5 = now();
         return {getMappedRange: t1 - t0, firstCopy: t2 - t1, secondCopy: t3 - t2, unmap: t4 - t3, plainCopy: t5 - t4, check: second.length};
       },
-      'write1m-raw': async () => { device.queue.writeBuffer(tensorSlots(w1m).buffer, 0, data1m); await context.readTensor(t4); },
+      'write1m-raw': async () => { device.queue.writeBuffer(tensorState(w1m).buffer, 0, data1m); await context.readTensor(t4); },
       'write1m-pieces': async () => {
-        const buf = tensorSlots(w1m).buffer;
+        const buf = tensorState(w1m).buffer;
         for (let i = 0; i < 16; i++) device.queue.writeBuffer(buf, i * 65536, data1m.buffer, i * 65536, 65536);
         await context.readTensor(t4);
       },
@@ -231,7 +231,7 @@ _BODY = """
         const t1 = now();
         upStage.unmap();
         const e = device.createCommandEncoder();
-        e.copyBufferToBuffer(upStage, 0, tensorSlots(w1m).buffer, 0, 1 << 20);
+        e.copyBufferToBuffer(upStage, 0, tensorState(w1m).buffer, 0, 1 << 20);
         device.queue.submit([e.finish()]);
         await context.readTensor(t4);
         const t2 = now();
@@ -243,7 +243,7 @@ _BODY = """
         new Uint8Array(b.getMappedRange()).set(new Uint8Array(data1m.buffer));
         b.unmap();
         const e = device.createCommandEncoder();
-        e.copyBufferToBuffer(b, 0, tensorSlots(w1m).buffer, 0, 1 << 20);
+        e.copyBufferToBuffer(b, 0, tensorState(w1m).buffer, 0, 1 << 20);
         device.queue.submit([e.finish()]);
         b.destroy();
         await context.readTensor(t4);

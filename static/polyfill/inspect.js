@@ -12,11 +12,15 @@
  *                                 queue, for timing work encoded by hand
  *   encodeSteps(graph, pass, k)   encodes a graph's first k steps into a compute pass, bound to the
  *                                 tensors of its first dispatch (a benchmark's partial plans)
+ *   tensorState(tensor)           a WebGPU context's MLTensor: its GPUBuffer, and its upload buffer
+ *                                 for held writes (gpu/pending_writes.js), for benchmarks that copy
+ *                                 into or out of it by hand
  *
  * docs/profiling.md describes them; readProfile (profiling.js) adds per-step GPU time.
  */
 import {contextSlots} from './context.js';
 import {graphSlots, isGraph} from './graph.js';
+import {isTensor, tensorSlots} from './tensor.js';
 
 function planOf(graph, name) {
   if (!isGraph(graph)) throw new TypeError(`${name}: argument is not an MLGraph`);
@@ -123,4 +127,19 @@ export function encodeSteps(graph, pass, to = Infinity, from = 0) {
     pass.dispatchWorkgroups(...st.workgroups);
   }
   return plan.steps.length;
+}
+
+/**
+ * The GPU side of an MLTensor of a WebGPU context.
+ * @param {MLTensor} tensor
+ * @returns {{buffer: GPUBuffer|null, uploadBuffer: GPUBuffer|null, destroyed: boolean}} buffer: the
+ *   tensor's storage (null in the CPU context); uploadBuffer: the mapped upload buffer its large
+ *   held writes go through (gpu/pending_writes.js), null when it has none
+ * @throws {TypeError} `tensor` is not an MLTensor of this polyfill
+ */
+export function tensorState(tensor) {
+  if (!isTensor(tensor)) throw new TypeError('tensorState: argument is not an MLTensor of this polyfill');
+  const t = tensorSlots(tensor);
+  const buffer = typeof GPUBuffer !== 'undefined' && t.buffer instanceof GPUBuffer ? t.buffer : null;
+  return {buffer, uploadBuffer: t.uploadStaging?.buffer ?? null, destroyed: Boolean(t.destroyed)};
 }
