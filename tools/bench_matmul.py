@@ -17,7 +17,7 @@ Usage::
 
     python -m tools.bench_matmul [--reps N] [--batch N] [--max-size N] [--kernels a,b]
                                  [--shapes MxKxN,...] [--quantized S,...] [--only-shapes] [--overrides JSON]
-                                 [--out bench-results/matmul.json] [--timeout SECONDS] [--profile]
+                                 [--rounds N] [--out bench-results/matmul.json] [--timeout SECONDS] [--profile]
 
 ``--shapes`` adds float32 matmuls [M, K] x [K, N] (e.g. BERT-base's 128x768x2304, or 4000x4000x4000
 next to 4096^3); ``--only-shapes`` drops the built-in cases. ``--overrides`` adds variants: a JSON
@@ -222,16 +222,45 @@ _BENCH_BODY = """
 """
 
 
+def merge_rounds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of one case and kernel label timed in several rounds (``--rounds``) as one row: the
+    median of each time (latency samples pooled), ``rounds`` and the GPU ms of every round
+    (``roundsMs``: timestamps in profiling mode, else readback-excluded time); the first round's
+    steps. Rows with an error stay as they are."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["name"], r["kernel"]), []).append(r)
+    out = []
+    for group in groups.values():
+        ok = [r for r in group if not r.get("error")]
+        if len(ok) < 2:
+            out.append(ok[0] if ok else group[0])
+            continue
+        per_round = [sum(st["ms"] for st in r["steps"]) if r.get("steps") else r["gpuMs"] for r in ok]
+        merged = dict(ok[0])
+        merged.update(latency=[x for r in ok for x in r["latency"]],
+                      **{k: statistics.median(r[k] for r in ok) for k in ("throughputMs", "readMs", "gpuMs")},
+                      rounds=len(ok), roundsMs=per_round)
+        if merged.get("steps"):
+            med = statistics.median(per_round)
+            merged["steps"] = [dict(st, ms=st["ms"] * med / per_round[0]) if per_round[0] else st for st in ok[0]["steps"]]
+        out.append(merged)
+    return out
+
+
 def format_table(result: dict[str, Any]) -> str:
-    """Markdown table: one row per case and kernel, times in milliseconds."""
+    """Markdown table: one row per case and kernel, times in milliseconds (several rounds: their
+    medians, and the range of the rounds' GPU ms)."""
     from tools.bench_page import adapter_line
 
+    rows = merge_rounds(result["rows"])
+    ranged = any(r.get("rounds") for r in rows)
     lines = ["| case | kernel | latency median ms | throughput ms/dispatch | readback ms | per dispatch, readback excluded ms "
-             "| GFLOP/s | weights GB/s | GPU ms (timestamps) | weights GB/s (timestamps) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in result["rows"]:
+             "| GFLOP/s | weights GB/s | GPU ms (timestamps) | weights GB/s (timestamps) |" + (" rounds: GPU ms min–max |" if ranged else ""),
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if ranged else "")]
+    for r in rows:
         if r.get("error"):
-            lines.append(f"| {r['name']} | {r['kernel']} | {r['error']} |||||||||")
+            lines.append(f"| {r['name']} | {r['kernel']} | {r['error']} |||||||||" + ("|" if ranged else ""))
             continue
         gflops = f"{r['flops'] / r['gpuMs'] / 1e6:.1f}" if r["flops"] and r["gpuMs"] > 0 else ""
         wbytes = r.get("weightBytes")
@@ -240,26 +269,29 @@ def format_table(result: dict[str, Any]) -> str:
         step_ms = sum(st["ms"] for st in r["steps"]) if r.get("steps") else 0
         ts = f"{step_ms:.4f}" if step_ms else ""
         ts_gbs = f"{wbytes / step_ms / 1e6:.1f}" if wbytes and step_ms else ""
+        spread = f" {r['rounds']}: {min(r['roundsMs']):.4f}–{max(r['roundsMs']):.4f} |" if r.get("rounds") else (" |" if ranged else "")
         lines.append(f"| {r['name']} | {r['kernel']} | {statistics.median(r['latency']):.3f} | {r['throughputMs']:.3f} "
-                     f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} | {gbs} | {ts} | {ts_gbs} |")
+                     f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} | {gbs} | {ts} | {ts_gbs} |" + spread)
     lines.append("")
     lines.append("adapter: " + adapter_line(result["adapter"]))
-    if any(r.get("steps") for r in result["rows"]):
+    if any(r.get("steps") for r in rows):
         from tools.bench_page import top_steps_table
 
-        lines += ["", top_steps_table([(f"{r['name']} {r['kernel']}", r["steps"]) for r in result["rows"]])]
+        lines += ["", top_steps_table([(f"{r['name']} {r['kernel']}", r["steps"]) for r in rows])]
     return "\n".join(lines)
 
 
 def bench(case_list, kernels, reps: int, batch: int, timeout_s: float, launches: int = 3,
-          profile: bool = False, overrides: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+          profile: bool = False, overrides: list[dict[str, Any]] | None = None, rounds: int = 1) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears);
-    ``kernels`` and ``overrides``: see variants(); ``profile``: in profiling mode, each row then
-    has ``steps``."""
+    ``kernels`` and ``overrides``: see variants(), each matrix case timed with all of them in
+    turn, ``rounds`` times over (A, B, A, B...: a GPU whose clocks wander then shows it in the
+    spread rather than in one variant); ``profile``: in profiling mode, each row then has
+    ``steps``."""
     from tools.bench_page import page_function, run_in_harness
 
     return run_in_harness(page_function("[cases, variants, reps, batch]", _BENCH_BODY, profile),
-                          [case_list, variants(kernels, overrides), reps, batch], timeout_s, launches)
+                          [case_list, variants(kernels, overrides) * rounds, reps, batch], timeout_s, launches)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="M of the --quantized cases (default 1,128: a decode step and a prefill)")
     parser.add_argument("--overrides", type=json.loads, default=[],
                         help="JSON list of kernelOverrides objects to time as further variants")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="time each matrix case's variants this many times in turn; the table gives medians and the range")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
     parser.add_argument("--profile", action="store_true",
@@ -295,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         args.quantized = AUTO_SIZES[1] if software_adapter() else AUTO_SIZES[0]
     case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes) + quantized_cases(args.quantized, tuple(args.rows))
     return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
-                                profile=args.profile, overrides=args.overrides), format_table, args.out)
+                                profile=args.profile, overrides=args.overrides, rounds=args.rounds),
+                  format_table, args.out)
 
 
 if __name__ == "__main__":
