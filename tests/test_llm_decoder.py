@@ -66,9 +66,10 @@ try {
   // the operators each fused attention step stands for
   const attention = graphs.flatMap((g) => describeGraph(g).steps.filter((st) => st.kernel === 'attention')
     .map((st) => st.operators.map((o) => o.type)));
-  // the steps of the KV-cache updates (scatterND, two a layer) of each graph
+  // the steps of the KV-cache updates (scatterND, two a layer) of each graph: the scatterNDs each holds
   const cacheSteps = graphs.map((g) => describeGraph(g).steps
-    .filter((st) => st.operators.some((o) => o.type === 'scatterND')).length);
+    .filter((st) => st.operators.some((o) => o.type === 'scatterND'))
+    .map((st) => st.operators.filter((o) => o.type === 'scatterND').length));
   // a prompt that fills a shorter graph exactly prefills through it; one more token takes the next
   const rowsAt = [16, 17, 31].map((n) => d.prefillRowsFor(n));
   return {tokens, builds, perStep, maskSteps, cacheSteps, attention, prefillRows: d.prefillRows, rowsAt, graphs: graphs.length};
@@ -121,8 +122,9 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     assert got["prefillRows"] == 16 and got["graphs"] == 3, got
     assert got["rowsAt"] == [16, 32, 32], got["rowsAt"]
     assert got["maskSteps"] == [1, 1, 1], got["maskSteps"]
-    # each cache update is one step (ops/gather.js: few update slices searched from each element)
-    assert got["cacheSteps"] == [4, 4, 4], got["cacheSteps"]
+    # a layer's key and value cache updates are one step (compile/scatter_pairs.js; ops/gather.js:
+    # few update slices searched from each element)
+    assert got["cacheSteps"] == [[2, 2]] * 3, got["cacheSteps"]
     if plan == "hardware":
         # one fused attention step a layer a graph, reading the K/V cache itself: the expands of
         # the shared heads (and K's transpose) are part of it, not steps of their own

@@ -130,17 +130,26 @@ function lowerScatterElements(node, L) {
  * scatterND with few update slices (an LLM's KV cache update: one row a head per decode step) as
  * one step: each output element looks for the last update slice targeting its slice (the rule of
  * lowerScatter: the last in row-major order wins) and takes that element, else the input's.
+ * `pairs`: [input, updates, output index] of each scatter the step writes: one, or two of the
+ * same indices and shapes (the internal node scatterNDPair, compile/scatter_pairs.js: a layer's
+ * key and value cache updates), which share the search.
  */
-function lowerScatterNDSearch(node, L, updateSlices) {
-  const [input, indices, updates] = node.inputs;
+function lowerScatterNDSearch(node, L, updateSlices, indices, pairs) {
   const {k, slice, dims, strides} = node.attrs;
-  const T = wordType(input.dataType);
+  const T = wordType(pairs[0][0].dataType);
   // the updates through their strides: a column range of merged sibling products is read in place
-  const vu = L.view(updates);
-  const shader = new Shader('scatterND_search').read('X', T).read('I', wgslType(indices.dataType)).read('U', T).write('Y', T)
-    .uniform('slice').uniform('updates').uniform('dims', 'u32', k).uniform('strides', 'u32', k)
-    .uniform('u_base').fn(indexHelper(indices.dataType));
-  declareIndexer(shader, 'u', updates.shape.length);
+  const views = pairs.map(([, updates]) => L.view(updates));
+  const shader = new Shader(pairs.length > 1 ? 'scatterND_search_pair' : 'scatterND_search');
+  pairs.forEach((_, p) => shader.read(`X${p}`, T));
+  shader.read('I', wgslType(indices.dataType));
+  pairs.forEach((_, p) => shader.read(`U${p}`, T));
+  pairs.forEach((_, p) => shader.write(`Y${p}`, T));
+  shader.uniform('slice').uniform('updates').uniform('dims', 'u32', k).uniform('strides', 'u32', k)
+    .fn(indexHelper(indices.dataType));
+  pairs.forEach(([, updates], p) => {
+    shader.uniform(`u${p}_base`);
+    declareIndexer(shader, `u${p}`, updates.shape.length);
+  });
   shader.main(`
   let r = gi % u_slice();
   let base = gi - r;
@@ -152,17 +161,27 @@ function lowerScatterNDSearch(node, L, updateSlices) {
     }
     if (off == base) { src = i32(j); }
   }
-  if (src >= 0) { Y[gi] = U[u_u_base() + u_offset(u32(src) * u_slice() + r)]; } else { Y[gi] = X[gi]; }`);
-  L.step({shader, values: [L.value(input), L.value(indices), vu.value, L.result(node)], origins: vu.origins,
-    uniforms: {slice, updates: updateSlices, dims, strides, u_base: vu.offset, u_shape: updates.shape, u_strides: vu.strides},
-    threads: elementCount(input.shape), label: node.label});
+${pairs.map((_, p) => `  if (src >= 0) { Y${p}[gi] = U${p}[u_u${p}_base() + u${p}_offset(u32(src) * u_slice() + r)]; } else { Y${p}[gi] = X${p}[gi]; }`).join('\n')}`);
+  const uniforms = {slice, updates: updateSlices, dims, strides};
+  pairs.forEach(([, updates], p) => Object.assign(uniforms,
+    {[`u${p}_base`]: views[p].offset, [`u${p}_shape`]: updates.shape, [`u${p}_strides`]: views[p].strides}));
+  L.step({shader, values: [...pairs.map(([input]) => L.value(input)), L.value(indices), ...views.map((v) => v.value),
+    ...pairs.map(([, , out]) => L.result(node, out))], origins: views.flatMap((v) => v.origins),
+  uniforms, threads: elementCount(pairs[0][0].shape), label: node.label});
+}
+
+/** The internal node scatterNDPair (compile/scatter_pairs.js): two scatterNDs as one step. */
+function lowerScatterNDPair(node, L) {
+  const [x0, x1, indices, u0, u1] = node.inputs;
+  lowerScatterNDSearch(node, L, elementCount(u0.shape) / node.attrs.slice, indices, [[x0, u0, 0], [x1, u1, 1]]);
 }
 
 function lowerScatterND(node, L) {
   const {k, slice, dims, strides} = node.attrs;
   const updateSlices = elementCount(node.inputs[2].shape) / slice;
   if (updateSlices <= L.ctx.tuning.scatterSearchMax) {
-    lowerScatterNDSearch(node, L, updateSlices);
+    const [input, indices, updates] = node.inputs;
+    lowerScatterNDSearch(node, L, updateSlices, indices, [[input, updates, 0]]);
     return;
   }
   lowerScatter(node, L, ndOffset(k), {slice, dims, strides},
@@ -212,4 +231,9 @@ export const operators = {
   scatterND: {
     optionsIndex: 3, method: scatterMethod('scatterND', (i, x, u, axis, label) => scatterNDParams(i, x, u, label)), lower: lowerScatterND, limits: scatterLimits(0),
   },
+};
+
+/** Internal operator table entries: nodes only compile passes create (no builder method). */
+export const internalOperators = {
+  scatterNDPair: {lower: lowerScatterNDPair},
 };

@@ -5,6 +5,7 @@
  * A new pass that emits a new kind of node adds its module's `internalOperators` here.
  */
 import {internalOperators as attention} from './attention.js';
+import {internalOperators as gather} from './gather.js';
 import {internalOperators as mergedMatmul} from './merged_matmul.js';
 import {internalOperators as movement} from './movement.js';
 import {internalOperators as quantizedGather} from './quantized_gather.js';
@@ -13,6 +14,7 @@ import {internalOperators as rotary} from './rotary.js';
 
 export const INTERNAL_OPERATORS = Object.freeze({
   ...attention,
+  ...gather,
   ...mergedMatmul,
   ...movement,
   ...quantizedGather,
