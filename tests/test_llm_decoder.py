@@ -72,7 +72,11 @@ try {
     .map((st) => st.operators.filter((o) => o.type === 'scatterND').length));
   // a prompt that fills a shorter graph exactly prefills through it; one more token takes the next
   const rowsAt = [16, 17, 31].map((n) => d.prefillRowsFor(n));
-  return {tokens, builds, perStep, maskSteps, cacheSteps, attention, prefillRows: d.prefillRows, rowsAt, graphs: graphs.length};
+  // the steps of the rotaries (split of the halves, q and k a layer): the splits each holds
+  const rotarySteps = graphs.map((g) => describeGraph(g).steps
+    .filter((st) => st.operators.some((o) => o.type === 'split'))
+    .map((st) => st.operators.filter((o) => o.type === 'split').length));
+  return {tokens, builds, perStep, maskSteps, cacheSteps, rotarySteps, attention, prefillRows: d.prefillRows, rowsAt, graphs: graphs.length};
 } finally {
   Object.assign(MLContext.prototype, {readTensor: read, dispatch});
   MLGraphBuilder.prototype.build = build;
@@ -125,6 +129,8 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     # a layer's key and value cache updates are one step (compile/scatter_pairs.js; ops/gather.js:
     # few update slices searched from each element)
     assert got["cacheSteps"] == [[2, 2]] * 3, got["cacheSteps"]
+    # a layer's q and k rotaries are one step (compile/rotary.js planRotaryPairs)
+    assert got["rotarySteps"] == [[2, 2]] * 3, got["rotarySteps"]
     if plan == "hardware":
         # one fused attention step a layer a graph, reading the K/V cache itself: the expands of
         # the shared heads (and K's transpose) are part of it, not steps of their own

@@ -81,6 +81,70 @@ def test_rotary_is_one_step(webnn_page, server_url):
         assert len(r["steps"]) == (3 if "gather" in str(c["graph"]["operators"]) else 1), (c["name"], r["steps"])
 
 
+def rotary_pair_case(tag, *, regather=False, late_k=False):
+    """A layer's q (4 heads) and k (2 heads) rotated with the same cos / sin (gathered once, or
+    gathered again for k, which compile/cse.js shares) and sign: one rotaryEmbeddingPair step."""
+    rng = np.random.default_rng(SEED + 99)
+    seq, half, table_len = 3, 8, 16
+    cos_t = np.cos(rng.random((table_len, half)) * 6).astype(F32)
+    sin_t = np.sin(rng.random((table_len, half)) * 6).astype(F32)
+    pos = np.array([[7, 1, 12]], np.int64)
+    sign = (-1.0, 1.0)
+    constants = {"sign": tensor(np.array(sign, F32).reshape(1, 1, 2, 1), "float32"),
+                 "cos_t": tensor(cos_t, "float32"), "sin_t": tensor(sin_t, "float32")}
+    inputs = {"pos": {"dataType": "int64", "shape": [1, seq]}}
+    feeds = {"pos": tensor(pos, "int64")}
+    expected = {}
+    # both x's ready before the rotations, as a layer's q and k are (column ranges of one product)
+    xs = {name: rng.standard_normal((1, seq, heads, 2 * half)).astype(F32) for name, heads in (("q", 4), ("k", 2))}
+    ops = [_op("reshape", [name, [1, seq, x.shape[2], 2, half]], f"{name}r") for name, x in xs.items()
+           if not (late_k and name == "k")]
+    for name, heads, gathered in (("q", 4, ""), ("k", 2, "k" if regather else "")):
+        if name == "q" or regather:
+            ops += [_op("gather", ["cos_t", "pos"], f"cg{gathered}"), _op("gather", ["sin_t", "pos"], f"sg{gathered}"),
+                    _op("reshape", [f"cg{gathered}", [1, seq, 1, 1, half]], f"cos{gathered}"),
+                    _op("reshape", [f"sg{gathered}", [1, seq, 1, 1, half]], f"sin{gathered}")]
+        x = xs[name]
+        if late_k and name == "k":
+            ops.append(_op("reshape", [name, [1, seq, heads, 2, half]], f"{name}r"))
+        inputs[name] = describe(x)
+        feeds[name] = tensor(x, "float32")
+        ops += [_op("split", [f"{name}r", 2], [f"{name}1", f"{name}2"], axis=3),
+                _op("concat", [[operand(f"{name}2"), operand(f"{name}1")], 3], f"{name}sw"),
+                _op("mul", [f"{name}r", f"cos{gathered}"], f"{name}a"), _op("mul", [f"{name}sw", f"sin{gathered}"], f"{name}b"),
+                _op("mul", [f"{name}b", "sign"], f"{name}c"),
+                _op("reshape", [f"{name}a", [1, seq, heads, 2 * half]], f"{name}ra"),
+                _op("reshape", [f"{name}c", [1, seq, heads, 2 * half]], f"{name}rc"),
+                _op("add", [f"{name}ra", f"{name}rc"], f"{name}y")]
+        cos = cos_t[pos[0]].reshape(1, seq, 1, 1, half).astype(np.float64)
+        sin = sin_t[pos[0]].reshape(1, seq, 1, 1, half).astype(np.float64)
+        xr = x.reshape(1, seq, heads, 2, half).astype(np.float64)
+        sw = np.concatenate([xr[..., 1:, :], xr[..., :1, :]], axis=3)
+        r32 = lambda v: np.asarray(v, np.float64).astype(F32).astype(np.float64)  # noqa: E731
+        a = r32(xr * cos)
+        c = r32(r32(sw * sin) * np.array(sign, np.float64).reshape(1, 1, 2, 1))
+        expected[f"{name}y"] = tensor(r32(a.reshape(x.shape) + c.reshape(x.shape)), "float32")
+    graph = {"inputs": inputs, "constants": constants, "operators": ops, "outputs": ["qy", "ky"]}
+    return graph_case(f"rotary/{tag}", "add", "float32", graph, feeds, expected, "ATOL", 1e-6)
+
+
+def test_a_layers_q_and_k_rotaries_are_one_step(webnn_page, server_url):
+    """compile/rotary.js planRotaryPairs: q and k of one cos / sin (shared directly or through a
+    repeated gather) rotate in one step whose operators are both groups'; with k's x computed
+    after q's rotation they stay two steps."""
+    cases = [rotary_pair_case("q-k-pair"), rotary_pair_case("q-k-pair-regathered", regather=True)]
+    results = run_cases(webnn_page, server_url, cases, steps=True)
+    assert_all_pass(results)
+    group = ["split", "concat", "mul", "mul", "mul", "reshape", "reshape", "add"]
+    for c, r in zip(cases, results):
+        rotary = [s for s in r["steps"] if "split" in s]
+        assert rotary == [group + group], (c["name"], r["steps"])
+    late = rotary_pair_case("k-after-q", late_k=True)
+    result = run_cases(webnn_page, server_url, [late], steps=True)
+    assert_all_pass(result)
+    assert [s for s in result[0]["steps"] if "split" in s] == [group, group], result[0]["steps"]
+
+
 def test_near_misses_stay_unfused(webnn_page, server_url):
     cases = [rotary_case("a-also-output", also_output="a"), rotary_case("halves-not-swapped", swapped_halves=False)]
     results = run_cases(webnn_page, server_url, cases, steps=True)

@@ -10,7 +10,8 @@
  * (compile/attention.js); sibling products of one A become a mergedMatmul node
  * (compile/siblings.js); a normalization adds up the split product it reads
  * (compile/split_norm.js); two scatterNDs of the same indices become one scatterNDPair node
- * (compile/scatter_pairs.js). Then the nodes are lowered, in order, into steps (compile/lowering.js;
+ * (compile/scatter_pairs.js) and two rotaries of the same cos and sin one rotaryEmbeddingPair node
+ * (compile/rotary.js). Then the nodes are lowered, in order, into steps (compile/lowering.js;
  * spec operators through OPERATORS, pass-made nodes through INTERNAL_OPERATORS), pooled buffers
  * are assigned to temporaries by lifetime (a buffer is reused once the last step reading its
  * value has been encoded), constants are uploaded once, every pipeline and the static bind
@@ -37,7 +38,7 @@ import {layerNormPass} from './layer_norm.js';
 import {csePass} from './cse.js';
 import {quantizedMatmulPass} from './quantized_matmul.js';
 import {quantizedGatherPass} from './quantized_gather.js';
-import {rotaryPass} from './rotary.js';
+import {rotaryPairPass, rotaryPass} from './rotary.js';
 import {scatterPairPass} from './scatter_pairs.js';
 import {lowerCopy} from './copy.js';
 import {lowerBoundaryOut} from './boundary.js';
@@ -64,6 +65,7 @@ export const PASSES = Object.freeze([
   siblingsPass,    // products of one A with constant B's -> one mergedMatmul node
   splitNormPass,   // a normalization adds the split product's partial sums it reads: attrs.splitNorm
   scatterPairPass, // two scatterNDs of the same indices (a layer's K and V cache updates) -> one scatterNDPair node
+  rotaryPairPass,  // two rotaryEmbedding nodes of the same cos and sin (a layer's q and k) -> one rotaryEmbeddingPair node
 ]);
 
 /**

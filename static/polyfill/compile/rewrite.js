@@ -39,6 +39,17 @@ export function producers(nodes) {
 }
 
 /**
+ * The operand `operand` is a shared copy of (a sharedValue node of compile/cse.js), followed to
+ * the first computation, as slots; its own slots when it is no copy.
+ * @param {Map<object, object>} made producers(nodes)
+ */
+export function sharedRoot(operand, made) {
+  const node = made.get(slots(operand));
+  if (!node || node.op !== 'sharedValue') return slots(operand);
+  return sharedRoot(node.inputs[node.outputs.indexOf(operand)], made);
+}
+
+/**
  * Who reads each operand: operand slots -> [{node, at}] (the nodes of `nodes` with the operand as
  * input `at`), in node order.
  * @returns {Map<object, {node: object, at: number}[]>}

@@ -14,14 +14,7 @@
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
-import {producers} from './rewrite.js';
-
-/** The operand `operand` is a shared copy of (compile/cse.js), as slots, or its own. */
-function root(operand, made) {
-  const node = made.get(slots(operand));
-  if (!node || node.op !== 'sharedValue') return slots(operand);
-  return root(node.inputs[node.outputs.indexOf(operand)], made);
-}
+import {producers, sharedRoot} from './rewrite.js';
 
 const sameShape = (a, b) => a.shape.length === b.shape.length && a.shape.every((n, i) => n === b.shape[i]);
 
@@ -42,7 +35,7 @@ export function planScatterPairs(nodes, tuning) {
     if (removed.has(first) || paired.has(first)) continue;
     const [x0, i0, u0] = first.inputs;
     const second = candidates.find((n) => position.get(n) > position.get(first) && !removed.has(n) && !paired.has(n)
-      && root(n.inputs[1], made) === root(i0, made) && n.inputs[0].dataType === x0.dataType && sameShape(n.inputs[0], x0)
+      && sharedRoot(n.inputs[1], made) === sharedRoot(i0, made) && n.inputs[0].dataType === x0.dataType && sameShape(n.inputs[0], x0)
       && sameShape(n.inputs[2], u0) && n.inputs.every((op) => made.get(slots(op)) !== first));
     if (!second) continue;
     // nothing between the two reads the first one's output

@@ -4,7 +4,7 @@
  *   y = x * cos + (swapped * sin) * sign[part]      swapped: the element of the other half
  * as one element-wise step, each product and the sum rounded to f32 in the order of the unfused
  * multiplications and add. x is read through its view's strides, cos and sin through their
- * broadcast strides.
+ * broadcast strides. rotaryEmbeddingPair: two such rotations (a layer's q and k) in one step.
  */
 import {elementCount} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
@@ -16,47 +16,79 @@ function f32Literal(v) {
   return `bitcast<f32>(${bits}u)`;
 }
 
-function lowerRotary(node, L) {
-  const [x, cos, sin] = node.inputs;
-  const {shape, sign} = node.attrs;
-  const r = shape.length;
-  const shader = new Shader('rotary').read('X', 'f32').read('C', 'f32').read('S', 'f32').write('Y', 'f32')
-    .uniform('shape', 'u32', r).uniform('x_strides', 'u32', r).uniform('c_strides', 'u32', r).uniform('s_strides', 'u32', r)
-    .uniform('x_base').main(`
-  var rem = gi;
-  var xo = u_x_base();
-  var co = 0u;
-  var so = 0u;
-  var part = 0u;
-  for (var d = ${r - 1}i; d >= 0; d--) {
-    let dim = u_shape(u32(d));
-    let i = rem % dim;
-    rem /= dim;
-    co += i * u_c_strides(u32(d));
-    so += i * u_s_strides(u32(d));
-    if (d == ${r - 2}i) { part = i; } else { xo += i * u_x_strides(u32(d)); }
-  }
-  let ps = u_x_strides(${r - 2}u);
-  let x = X[xo + part * ps];
-  let swapped = X[xo + (1u - part) * ps];
-  let sign = select(${f32Literal(sign[1])}, ${f32Literal(sign[0])}, part == 0u);
-  let a = x * C[co];
-  let b = swapped * S[so];
-  Y[gi] = a + b * sign;`);
+/**
+ * The step of `members` ([x, cos, sin, shape, sign, output index] each): one rotation, or two
+ * (the internal node rotaryEmbeddingPair: a layer's q and k, compile/rotary.js) whose elements
+ * follow each other in the step's invocations, each with its own shape, strides and outputs.
+ */
+function rotaryStep(node, L, members) {
+  const r = members[0][3].length;
+  const shader = new Shader(members.length > 1 ? 'rotary_pair' : 'rotary');
+  members.forEach((_, m) => shader.read(`X${m}`, 'f32').read(`C${m}`, 'f32').read(`S${m}`, 'f32'));
+  members.forEach((_, m) => shader.write(`Y${m}`, 'f32'));
+  members.forEach((_, m) => shader.uniform(`shape${m}`, 'u32', r).uniform(`x${m}_strides`, 'u32', r)
+    .uniform(`c${m}_strides`, 'u32', r).uniform(`s${m}_strides`, 'u32', r).uniform(`x${m}_base`).uniform(`count${m}`));
+  const body = (m, sign) => `
+    var rem = e;
+    var xo = u_x${m}_base();
+    var co = 0u;
+    var so = 0u;
+    var part = 0u;
+    for (var d = ${r - 1}i; d >= 0; d--) {
+      let dim = u_shape${m}(u32(d));
+      let i = rem % dim;
+      rem /= dim;
+      co += i * u_c${m}_strides(u32(d));
+      so += i * u_s${m}_strides(u32(d));
+      if (d == ${r - 2}i) { part = i; } else { xo += i * u_x${m}_strides(u32(d)); }
+    }
+    let ps = u_x${m}_strides(${r - 2}u);
+    let x = X${m}[xo + part * ps];
+    let swapped = X${m}[xo + (1u - part) * ps];
+    let sign = select(${f32Literal(sign[1])}, ${f32Literal(sign[0])}, part == 0u);
+    let a = x * C${m}[co];
+    let b = swapped * S${m}[so];
+    Y${m}[e] = a + b * sign;`;
+  shader.main(members.length > 1 ? `
+  if (gi < u_count0()) {
+    let e = gi;${body(0, members[0][4])}
+  } else {
+    let e = gi - u_count0();${body(1, members[1][4])}
+  }` : `
+  {
+    let e = gi;${body(0, members[0][4])}
+  }`);
   // x through its strides: a column range of merged sibling products (compile/siblings.js) is read in place
-  const vx = L.view(x);
+  const views = members.map(([x]) => L.view(x));
+  const uniforms = {};
+  members.forEach(([, cos, sin, shape], m) => Object.assign(uniforms, {
+    [`shape${m}`]: shape, [`x${m}_strides`]: views[m].strides, [`x${m}_base`]: views[m].offset, [`count${m}`]: elementCount(shape),
+    [`c${m}_strides`]: broadcastStrides(cos.shape, shape), [`s${m}_strides`]: broadcastStrides(sin.shape, shape)}));
   L.step({
     shader,
-    values: [vx.value, L.value(cos), L.value(sin), L.result(node)],
-    origins: vx.origins,
-    uniforms: {shape, x_strides: vx.strides, x_base: vx.offset, c_strides: broadcastStrides(cos.shape, shape),
-      s_strides: broadcastStrides(sin.shape, shape)},
-    threads: elementCount(shape),
+    values: [...members.flatMap(([, cos, sin], m) => [views[m].value, L.value(cos), L.value(sin)]),
+      ...members.map(([, , , , , out]) => L.result(node, out))],
+    origins: views.flatMap((v) => v.origins),
+    uniforms,
+    threads: members.reduce((t, [, , , shape]) => t + elementCount(shape), 0),
     label: node.label,
   });
+}
+
+function lowerRotary(node, L) {
+  const [x, cos, sin] = node.inputs;
+  rotaryStep(node, L, [[x, cos, sin, node.attrs.shape, node.attrs.sign, 0]]);
+}
+
+/** The internal node rotaryEmbeddingPair (compile/rotary.js): two rotations as one step. */
+function lowerRotaryPair(node, L) {
+  const [x0, cos0, sin0, x1, cos1, sin1] = node.inputs;
+  const [a, b] = node.attrs.members;
+  rotaryStep(node, L, [[x0, cos0, sin0, a.shape, a.sign, 0], [x1, cos1, sin1, b.shape, b.sign, 1]]);
 }
 
 /** Internal operator table entries: nodes only compile passes create (no builder method). */
 export const internalOperators = {
   rotaryEmbedding: {lower: lowerRotary},
+  rotaryEmbeddingPair: {lower: lowerRotaryPair},
 };
