@@ -38,6 +38,7 @@
 import {elementCount} from '../dtypes.js';
 import {slots, useCounts} from '../operand.js';
 import {float16Value} from '../shape/cast.js';
+import {sameShape} from '../shape/common.js';
 import {readersOf} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
@@ -63,8 +64,6 @@ function isAxesParam(param, shape, axes) {
   }
   return true;
 }
-
-const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
 /**
  * @param {object[]} nodes reachable builder nodes, topological order

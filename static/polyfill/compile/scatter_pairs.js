@@ -14,9 +14,8 @@
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
+import {sameShape} from '../shape/common.js';
 import {producers, sharedRoot} from './rewrite.js';
-
-const sameShape = (a, b) => a.shape.length === b.shape.length && a.shape.every((n, i) => n === b.shape[i]);
 
 /**
  * @param {object[]} nodes topological order
@@ -35,8 +34,8 @@ export function planScatterPairs(nodes, tuning) {
     if (removed.has(first) || paired.has(first)) continue;
     const [x0, i0, u0] = first.inputs;
     const second = candidates.find((n) => position.get(n) > position.get(first) && !removed.has(n) && !paired.has(n)
-      && sharedRoot(n.inputs[1], made) === sharedRoot(i0, made) && n.inputs[0].dataType === x0.dataType && sameShape(n.inputs[0], x0)
-      && sameShape(n.inputs[2], u0) && n.inputs.every((op) => made.get(slots(op)) !== first));
+      && sharedRoot(n.inputs[1], made) === sharedRoot(i0, made) && n.inputs[0].dataType === x0.dataType && sameShape(n.inputs[0].shape, x0.shape)
+      && sameShape(n.inputs[2].shape, u0.shape) && n.inputs.every((op) => made.get(slots(op)) !== first));
     if (!second) continue;
     // nothing between the two reads the first one's output
     const out0 = first.outputs[0];

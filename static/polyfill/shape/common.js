@@ -81,6 +81,11 @@ export function checkTensorSize(desc, limit, label) {
     + `${elementBytes === 1 ? 'one byte' : `${elementBytes} bytes`} while it computes, and maxTensorByteLength (${max}) bounds those bytes`);
 }
 
+/** Whether two shapes (dimension lists) are equal. */
+export function sameShape(a, b) {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
 /**
  * Spec "bidirectionally broadcasting" two shapes (NumPy rules).
  * @returns {number[]} the broadcast shape

@@ -7,7 +7,7 @@
  */
 import {typeError} from '../errors.js';
 import {FLOAT_TYPES, MAX_DIMENSION} from '../dtypes.js';
-import {checkDataType, checkUnsigned, enumValue} from './common.js';
+import {checkDataType, checkUnsigned, enumValue, sameShape} from './common.js';
 
 const ACTIVATIONS = ['relu', 'sigmoid', 'tanh'];
 const DIRECTIONS = ['forward', 'backward', 'both'];
@@ -15,10 +15,6 @@ const DIRECTIONS = ['forward', 'backward', 'both'];
 /** Gate positions (in units of hiddenSize) within the weight's gate dimension, per layout. */
 export const GRU_LAYOUTS = {zrn: {z: 0, r: 1, n: 2}, rzn: {r: 0, z: 1, n: 2}};
 export const LSTM_LAYOUTS = {iofg: {i: 0, o: 1, f: 2, g: 3}, ifgo: {i: 0, f: 1, g: 2, o: 3}};
-
-function sameShape(a, b) {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
-}
 
 /** Checks an operand's data type (float, same as input) and exact shape; absent operands pass. */
 function checkOperand(s, input, shape, label, what) {
