@@ -50,6 +50,32 @@ export function sharedRoot(operand, made) {
 }
 
 /**
+ * Pairs of `candidates` (nodes of `nodes`, in node order): for each one not yet paired, the
+ * first later unpaired candidate that `partner(first, second, position)` accepts (`position`:
+ * node -> its index in `nodes`); each pair becomes `make(first, second)` in the place of the
+ * first (`at` 'first') or of the second (`at` 'second'), the other node dropped. `partner`
+ * decides whether that place is valid (what the moved node reads is computed by then, what
+ * reads it comes after).
+ * @returns {object[]} the new node list (`nodes` itself when nothing pairs)
+ */
+export function pairNodes(nodes, candidates, partner, make, at) {
+  if (candidates.length < 2) return nodes;
+  const position = new Map(nodes.map((n, i) => [n, i]));
+  const pairs = new Map(); // the node whose place a pair takes -> the pair
+  const removed = new Set();
+  const taken = (n) => pairs.has(n) || removed.has(n);
+  for (const first of candidates) {
+    if (taken(first)) continue;
+    const second = candidates.find((n) => position.get(n) > position.get(first) && !taken(n) && partner(first, n, position));
+    if (!second) continue;
+    pairs.set(at === 'first' ? first : second, make(first, second));
+    removed.add(at === 'first' ? second : first);
+  }
+  if (!pairs.size) return nodes;
+  return nodes.flatMap((n) => (pairs.has(n) ? [pairs.get(n)] : removed.has(n) ? [] : [n]));
+}
+
+/**
  * Who reads each operand: operand slots -> [{node, at}] (the nodes of `nodes` with the operand as
  * input `at`), in node order.
  * @returns {Map<object, {node: object, at: number}[]>}

@@ -23,12 +23,12 @@
  * Pairs (planRotaryPairs, a later pass): two rotaryEmbedding nodes of one rank with the same cos
  * and sin (seen through compile/cse.js's shared copies), neither with fused stages, the second's
  * x computed before the first (a layer's q and k, column ranges of one product) become one
- * rotaryEmbeddingPair node in the first's place: inputs [x0, cos, sin, x1, cos, sin] (the
- * first's cos and sin for both), attrs {members: [first's attrs, second's attrs]}, outputs
- * [first's, second's].
+ * rotaryEmbeddingPair node in the first's place: inputs [x0, x1, cos, sin] (the first's cos and
+ * sin, read by both), attrs {members: [first's attrs, second's attrs]}, outputs [first's,
+ * second's].
  */
 import {slots, useCounts} from '../operand.js';
-import {producers, sharedRoot, withoutDeadNodes} from './rewrite.js';
+import {pairNodes, producers, sharedRoot, withoutDeadNodes} from './rewrite.js';
 
 const producerOf = (operand) => {
   const s = slots(operand);
@@ -140,32 +140,23 @@ export function rotaryPass(g) {
  *   rotaryEmbeddingPair node
  */
 export function planRotaryPairs(nodes) {
-  const rotaries = nodes.filter((n) => n.op === 'rotaryEmbedding' && !n.attrs.epilogue);
-  if (rotaries.length < 2) return nodes;
+  const candidates = nodes.filter((n) => n.op === 'rotaryEmbedding' && !n.attrs.epilogue);
   const made = producers(nodes);
-  const position = new Map(nodes.map((n, i) => [n, i]));
-  // whether `operand` is computed before node `at` (graph inputs and constants always are)
-  const before = (operand, at) => !made.has(slots(operand)) || position.get(made.get(slots(operand))) < position.get(at);
-  const pairs = new Map(); // the first node -> the pair node, which takes its place
-  const removed = new Set();
-  for (const first of rotaries) {
-    if (removed.has(first) || pairs.has(first)) continue;
-    const [, cos, sin] = first.inputs;
-    const second = rotaries.find((n) => position.get(n) > position.get(first) && !removed.has(n) && !pairs.has(n)
-      && n.attrs.shape.length === first.attrs.shape.length && before(n.inputs[0], first)
-      && sharedRoot(n.inputs[1], made) === sharedRoot(cos, made) && sharedRoot(n.inputs[2], made) === sharedRoot(sin, made));
-    if (!second) continue;
-    removed.add(second);
-    // in the first one's place, both rotations reading its cos and sin (the same values)
-    pairs.set(first, {
-      id: first.id, op: 'rotaryEmbeddingPair', label: first.label,
-      inputs: [...first.inputs, second.inputs[0], cos, sin], attrs: {members: [first.attrs, second.attrs]},
-      origin: first.origin, origins: [...first.origins, ...second.origins],
-      outputs: [first.outputs[0], second.outputs[0]],
-    });
-  }
-  if (!pairs.size) return nodes;
-  return nodes.flatMap((n) => (pairs.has(n) ? [pairs.get(n)] : removed.has(n) ? [] : [n]));
+  const partner = (first, second, position) => {
+    const x1 = made.get(slots(second.inputs[0]));
+    // the second's x computed before the first (graph inputs and constants always are)
+    return second.attrs.shape.length === first.attrs.shape.length && (!x1 || position.get(x1) < position.get(first))
+      && sharedRoot(second.inputs[1], made) === sharedRoot(first.inputs[1], made)
+      && sharedRoot(second.inputs[2], made) === sharedRoot(first.inputs[2], made);
+  };
+  // in the first one's place, both rotations reading its cos and sin (the same values)
+  const make = (first, second) => ({
+    id: first.id, op: 'rotaryEmbeddingPair', label: first.label,
+    inputs: [first.inputs[0], second.inputs[0], first.inputs[1], first.inputs[2]], attrs: {members: [first.attrs, second.attrs]},
+    origin: first.origin, origins: [...first.origins, ...second.origins],
+    outputs: [first.outputs[0], second.outputs[0]],
+  });
+  return pairNodes(nodes, candidates, partner, make, 'first');
 }
 
 /** The pairing pass (compile/plan.js PASSES), after the others that read rotaryEmbedding nodes. */

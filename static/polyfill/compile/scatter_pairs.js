@@ -15,7 +15,7 @@
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
 import {sameShape} from '../shape/common.js';
-import {producers, sharedRoot} from './rewrite.js';
+import {pairNodes, producers, sharedRoot} from './rewrite.js';
 
 /**
  * @param {object[]} nodes topological order
@@ -25,32 +25,22 @@ import {producers, sharedRoot} from './rewrite.js';
 export function planScatterPairs(nodes, tuning) {
   const candidates = nodes.filter((n) => n.op === 'scatterND'
     && elementCount(n.inputs[2].shape) / n.attrs.slice <= tuning.scatterSearchMax);
-  if (candidates.length < 2) return nodes;
-  const position = new Map(nodes.map((n, i) => [n, i]));
   const made = producers(nodes);
-  const paired = new Map(); // second node -> the pair node
-  const removed = new Set();
-  for (const first of candidates) {
-    if (removed.has(first) || paired.has(first)) continue;
+  const partner = (first, second, position) => {
     const [x0, i0, u0] = first.inputs;
-    const second = candidates.find((n) => position.get(n) > position.get(first) && !removed.has(n) && !paired.has(n)
-      && sharedRoot(n.inputs[1], made) === sharedRoot(i0, made) && n.inputs[0].dataType === x0.dataType && sameShape(n.inputs[0].shape, x0.shape)
-      && sameShape(n.inputs[2].shape, u0.shape) && n.inputs.every((op) => made.get(slots(op)) !== first));
-    if (!second) continue;
+    const [x1, i1, u1] = second.inputs;
+    if (sharedRoot(i1, made) !== sharedRoot(i0, made) || x1.dataType !== x0.dataType || !sameShape(x1.shape, x0.shape)
+      || !sameShape(u1.shape, u0.shape) || second.inputs.some((op) => made.get(slots(op)) === first)) return false;
     // nothing between the two reads the first one's output
-    const out0 = first.outputs[0];
-    const between = nodes.slice(position.get(first) + 1, position.get(second));
-    if (between.some((n) => n.inputs.includes(out0))) continue;
-    removed.add(first);
-    paired.set(second, {
-      id: second.id, op: 'scatterNDPair', label: `${first.label}+${second.label}`,
-      inputs: [x0, second.inputs[0], i0, u0, second.inputs[2]], attrs: first.attrs,
-      origin: second.origin, origins: [first.origin, second.origin],
-      outputs: [out0, second.outputs[0]],
-    });
-  }
-  if (!paired.size) return nodes;
-  return nodes.flatMap((n) => (paired.has(n) ? [paired.get(n)] : removed.has(n) ? [] : [n]));
+    return !nodes.slice(position.get(first) + 1, position.get(second)).some((n) => n.inputs.includes(first.outputs[0]));
+  };
+  const make = (first, second) => ({
+    id: second.id, op: 'scatterNDPair', label: `${first.label}+${second.label}`,
+    inputs: [first.inputs[0], second.inputs[0], first.inputs[1], first.inputs[2], second.inputs[2]], attrs: first.attrs,
+    origin: second.origin, origins: [first.origin, second.origin],
+    outputs: [first.outputs[0], second.outputs[0]],
+  });
+  return pairNodes(nodes, candidates, partner, make, 'second');
 }
 
 /** The pass (compile/plan.js PASSES). */

@@ -17,14 +17,16 @@ function f32Literal(v) {
 }
 
 /**
- * The step of `members` ([x, cos, sin, shape, sign, output index] each): one rotation, or two
- * (the internal node rotaryEmbeddingPair: a layer's q and k, compile/rotary.js) whose elements
- * follow each other in the step's invocations, each with its own shape, strides and outputs.
+ * The step of `members` ([x, shape, sign, output index] each) rotated by `cos` and `sin`: one
+ * rotation, or two (the internal node rotaryEmbeddingPair: a layer's q and k, compile/rotary.js)
+ * whose elements follow each other in the step's invocations, each with its own shape, strides
+ * and output.
  */
-function rotaryStep(node, L, members) {
-  const r = members[0][3].length;
+function rotaryStep(node, L, cos, sin, members) {
+  const r = members[0][1].length;
   const shader = new Shader(members.length > 1 ? 'rotary_pair' : 'rotary');
-  members.forEach((_, m) => shader.read(`X${m}`, 'f32').read(`C${m}`, 'f32').read(`S${m}`, 'f32'));
+  members.forEach((_, m) => shader.read(`X${m}`, 'f32'));
+  shader.read('C', 'f32').read('S', 'f32');
   members.forEach((_, m) => shader.write(`Y${m}`, 'f32'));
   members.forEach((_, m) => shader.uniform(`shape${m}`, 'u32', r).uniform(`x${m}_strides`, 'u32', r)
     .uniform(`c${m}_strides`, 'u32', r).uniform(`s${m}_strides`, 'u32', r).uniform(`x${m}_base`).uniform(`count${m}`));
@@ -46,45 +48,44 @@ function rotaryStep(node, L, members) {
     let x = X${m}[xo + part * ps];
     let swapped = X${m}[xo + (1u - part) * ps];
     let sign = select(${f32Literal(sign[1])}, ${f32Literal(sign[0])}, part == 0u);
-    let a = x * C${m}[co];
-    let b = swapped * S${m}[so];
+    let a = x * C[co];
+    let b = swapped * S[so];
     Y${m}[e] = a + b * sign;`;
   shader.main(members.length > 1 ? `
   if (gi < u_count0()) {
-    let e = gi;${body(0, members[0][4])}
+    let e = gi;${body(0, members[0][2])}
   } else {
-    let e = gi - u_count0();${body(1, members[1][4])}
+    let e = gi - u_count0();${body(1, members[1][2])}
   }` : `
   {
-    let e = gi;${body(0, members[0][4])}
+    let e = gi;${body(0, members[0][2])}
   }`);
   // x through its strides: a column range of merged sibling products (compile/siblings.js) is read in place
   const views = members.map(([x]) => L.view(x));
   const uniforms = {};
-  members.forEach(([, cos, sin, shape], m) => Object.assign(uniforms, {
+  members.forEach(([, shape], m) => Object.assign(uniforms, {
     [`shape${m}`]: shape, [`x${m}_strides`]: views[m].strides, [`x${m}_base`]: views[m].offset, [`count${m}`]: elementCount(shape),
     [`c${m}_strides`]: broadcastStrides(cos.shape, shape), [`s${m}_strides`]: broadcastStrides(sin.shape, shape)}));
   L.step({
     shader,
-    values: [...members.flatMap(([, cos, sin], m) => [views[m].value, L.value(cos), L.value(sin)]),
-      ...members.map(([, , , , , out]) => L.result(node, out))],
+    values: [...views.map((v) => v.value), L.value(cos), L.value(sin), ...members.map(([, , , out]) => L.result(node, out))],
     origins: views.flatMap((v) => v.origins),
     uniforms,
-    threads: members.reduce((t, [, , , shape]) => t + elementCount(shape), 0),
+    threads: members.reduce((t, [, shape]) => t + elementCount(shape), 0),
     label: node.label,
   });
 }
 
 function lowerRotary(node, L) {
   const [x, cos, sin] = node.inputs;
-  rotaryStep(node, L, [[x, cos, sin, node.attrs.shape, node.attrs.sign, 0]]);
+  rotaryStep(node, L, cos, sin, [[x, node.attrs.shape, node.attrs.sign, 0]]);
 }
 
 /** The internal node rotaryEmbeddingPair (compile/rotary.js): two rotations as one step. */
 function lowerRotaryPair(node, L) {
-  const [x0, cos0, sin0, x1, cos1, sin1] = node.inputs;
+  const [x0, x1, cos, sin] = node.inputs;
   const [a, b] = node.attrs.members;
-  rotaryStep(node, L, [[x0, cos0, sin0, a.shape, a.sign, 0], [x1, cos1, sin1, b.shape, b.sign, 1]]);
+  rotaryStep(node, L, cos, sin, [[x0, a.shape, a.sign, 0], [x1, b.shape, b.sign, 1]]);
 }
 
 /** Internal operator table entries: nodes only compile passes create (no builder method). */
