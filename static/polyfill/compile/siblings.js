@@ -3,8 +3,9 @@
  * Q, K and V projections), each optionally followed by a fused add of a constant bias along N,
  * become one internal `mergedMatmul` node (ops/merged_matmul.js) carrying the B's (and biases)
  * concatenated along N; packed-weight products (quantizedMatmul: a decoder's MatMulNBits q, k
- * and v) of one layout likewise, their packed weights, scales and zero points concatenated; each sibling's result is then a column range of the merged output, a
- * strided view that the following reshape/transpose/attention steps read in place.
+ * and v) of one layout likewise, their packed weights, scales and zero points concatenated. Each
+ * sibling's result is then a column range of the merged output, a strided view that the following
+ * reshape/transpose/attention steps read in place.
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';

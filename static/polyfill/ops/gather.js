@@ -134,8 +134,9 @@ function lowerScatterElements(node, L) {
  * same indices and shapes (the internal node scatterNDPair, compile/scatter_pairs.js: a layer's
  * key and value cache updates), which share the search.
  */
-function lowerScatterNDSearch(node, L, updateSlices, indices, pairs) {
+function lowerScatterNDSearch(node, L, indices, pairs) {
   const {k, slice, dims, strides} = node.attrs;
+  const updateSlices = elementCount(pairs[0][1].shape) / slice;
   const T = wordType(pairs[0][0].dataType);
   // the updates through their strides: a column range of merged sibling products is read in place
   const views = pairs.map(([, updates]) => L.view(updates));
@@ -173,7 +174,7 @@ ${pairs.map((_, p) => `  if (src >= 0) { Y${p}[gi] = U${p}[u_u${p}_base() + u${p
 /** The internal node scatterNDPair (compile/scatter_pairs.js): two scatterNDs as one step. */
 function lowerScatterNDPair(node, L) {
   const [x0, x1, indices, u0, u1] = node.inputs;
-  lowerScatterNDSearch(node, L, elementCount(u0.shape) / node.attrs.slice, indices, [[x0, u0, 0], [x1, u1, 1]]);
+  lowerScatterNDSearch(node, L, indices, [[x0, u0, 0], [x1, u1, 1]]);
 }
 
 function lowerScatterND(node, L) {
@@ -181,7 +182,7 @@ function lowerScatterND(node, L) {
   const updateSlices = elementCount(node.inputs[2].shape) / slice;
   if (updateSlices <= L.ctx.tuning.scatterSearchMax) {
     const [input, indices, updates] = node.inputs;
-    lowerScatterNDSearch(node, L, updateSlices, indices, [[input, updates, 0]]);
+    lowerScatterNDSearch(node, L, indices, [[input, updates, 0]]);
     return;
   }
   lowerScatter(node, L, ndOffset(k), {slice, dims, strides},

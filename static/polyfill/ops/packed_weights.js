@@ -27,12 +27,17 @@ export function scaleMapUniforms({k, n}) {
     qn_o: n.origin, qn_t: n.step, qn_b: n.block, qn_s: n.stride};
 }
 
+/** WGSL expression: element j (a u32 expression) of word `w` of `bits`-bit elements, as i32. */
+export function wordElement(w, j, bits, signed) {
+  const per = 32 / bits;
+  return signed
+    ? `(bitcast<i32>(${w} << (${32 - bits}u - (${j} % ${per}u) * ${bits}u)) >> ${32 - bits}u)`
+    : `i32((${w} >> ((${j} % ${per}u) * ${bits}u)) & ${(1 << bits) - 1}u)`;
+}
+
 /** WGSL expression: element `i` (u32) of packed array `buf` of `bits`-bit elements, as i32. */
 export function packedElementExpr(buf, i, bits, signed) {
-  const per = 32 / bits;
-  const shift = `(${32 - bits}u - ((${i}) % ${per}u) * ${bits}u)`;
-  const word = `(${buf}[(${i}) / ${per}u] << ${shift})`;
-  return signed ? `(bitcast<i32>(${word}) >> ${32 - bits}u)` : `i32(${word} >> ${32 - bits}u)`;
+  return wordElement(`${buf}[(${i}) / ${32 / bits}u]`, `(${i})`, bits, signed);
 }
 
 /**

@@ -18,7 +18,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
-import {declareScaleMap, quantKey} from './packed_weights.js';
+import {declareScaleMap, quantKey, wordElement} from './packed_weights.js';
 
 /** Invocations a workgroup of the split variant. */
 const THREADS = 256;
@@ -78,14 +78,6 @@ function unpackWord(bits, signed) {
   return shifts.map((sh) => (signed
     ? `vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(w) << ${v(sh.map((x) => 32 - bits - x))}) >> vec4<u32>(${32 - bits}u)) - vec4<f32>(z)`
     : `vec4<f32>((vec4<u32>(w) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) - vec4<f32>(z)`));
-}
-
-/** WGSL expression: element j (u32 expression) of word `w`, as i32. */
-function wordElement(w, j, bits, signed) {
-  const per = 32 / bits;
-  return signed
-    ? `(bitcast<i32>(${w} << (${32 - bits}u - (${j} % ${per}u) * ${bits}u)) >> ${32 - bits}u)`
-    : `i32((${w} >> ((${j} % ${per}u) * ${bits}u)) & ${(1 << bits) - 1}u)`;
 }
 
 /**
