@@ -23,8 +23,8 @@ import {createSession, defaultOrtBase, defaultThreads, loadOrt} from './session.
  * shared by every tensor of every session on the page), and where ORT has no kernel for a type
  * the lowering computes in a wider one (cpu/onnx_graph.js CARRIER: int8/uint8 in int32, float16
  * in float32, 32-bit integers in int64), so an L-byte int8 tensor takes 4L inside ORT besides its
- * own input and output copies: a 600 MB int8 relu already ran out of heap (std::bad_alloc), and
- * an ORT instance that ran out stays broken for the page. maxTensorByteLength 256 MiB keeps the
+ * own input and output copies (docs/cpu-context.md has the case that ran out of heap), and an ORT
+ * instance that ran out stays broken for the page. maxTensorByteLength 256 MiB keeps the
  * widest case (1 GiB widened plus the copies) within the heap; one byte less, as on WebGPU
  * (gpu/device_limits.js) and as Chromium reports INT32_MAX, so the limit is 8k - 1. The budget
  * already allows for the carriers, so every type counts at its own size, except int4/uint4: they

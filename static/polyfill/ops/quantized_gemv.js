@@ -9,9 +9,8 @@
  * consecutive words (one 128-byte line a subgroup a column) and consecutive A elements (8 or 4
  * floats a word, read once for all the columns). `unroll` words a lane are loaded before any is
  * used, keeping that many loads a column in flight. Partial sums are added in workgroup memory
- * (a halving tree). A lane holding a whole 16-byte chunk of the row instead made consecutive
- * lanes read A 128 bytes apart: a 4-bit product then took twice an 8-bit one's time on an
- * NVIDIA GPU (docs/packed-weights.md).
+ * (a halving tree). Lanes do not hold whole 16-byte chunks of a row: consecutive lanes would then
+ * read A 128 bytes apart (docs/packed-weights.md has the measurements).
  *
  * Serial variant (CPU adapters, SwiftShader): one invocation a column reading its row in 16-byte
  * chunks, no workgroup memory or barrier (SwiftShader pays for barriers).
@@ -47,9 +46,8 @@ export function quantizedGemvLayout(quant, u) {
  * The split variant's shape for an N x K product of `bits`-bit weights: the tuning switch
  * `qgemvConfig` where set (a member left out: chosen as below), else 2 words a lane in flight,
  * as many lanes a column as keep two words a lane (32 to 128: K split across up to half the
- * workgroup), and 4 columns a group, fewer while that gives under TARGET_GROUPS workgroups.
- * On an H100 the 4-bit and 8-bit 8192 x 8192 products ran fastest with 128 lanes a column
- * (docs/packed-weights.md).
+ * workgroup), and 4 columns a group, fewer while that gives under TARGET_GROUPS workgroups
+ * (docs/packed-weights.md: the shapes measured).
  * @returns {{groups: number, columns: number, unroll: number}}
  */
 export function chooseGemvConfig(ctx, N, K, bits) {
