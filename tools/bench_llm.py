@@ -28,7 +28,7 @@ Usage::
 
     python -m tools.bench_llm [--models tiny,smollm2,qwen-shape] [--runtimes webnn-ep,webgpu,wasm]
         [--prompt-tokens 128] [--new-tokens 128] [--max-length L] [--prefill-runs 1] [--bandwidth 4.8e12]
-        [--reference] [--threads 1] [--out bench-results/bench-llm.json] [--timeout SECONDS]
+        [--reference] [--threads 1] [--profile] [--out bench-results/bench-llm.json] [--timeout SECONDS]
 
 Exit status: 0 when every runtime ran and the greedy tokens agreed, 1 when one failed or
 disagreed, 2 when the run itself failed.
@@ -111,9 +111,11 @@ def reference_tokens(folder: Path, max_length: int, prompt: list[int], new_token
 
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], prompt: int, new: int,
-             max_length: int | None, prefill_runs: int, threads: int) -> str:
+             max_length: int | None, prefill_runs: int, threads: int, profile: bool = False) -> str:
     params = {"models": ",".join(FOLDERS[m] for m in models), "runtimes": ",".join(runtimes), "prompt": prompt,
               "new": new, "prefillRuns": prefill_runs, "webnn": "polyfill", "threads": threads}
+    if profile:
+        params["profile"] = 1
     if max_length:
         params["maxLength"] = max_length
     if threads > 1:
@@ -192,8 +194,28 @@ def format_table(run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_profiles(run: dict[str, Any]) -> str:
+    """Per model and graph: steps, GPU ms per dispatch (profiled), the slowest steps and the
+    kernels' and operators' shares."""
+    lines = []
+    for model in run["models"]:
+        profile = model.get("profile") or {}
+        if "graphs" not in profile:
+            lines.append(f"\n{model['name']}: no profile: {profile.get('error') or profile.get('skipped')}")
+            continue
+        for g in profile["graphs"]:
+            lines.append(f"\n{model['name']}, {g['rows']}-row graph: {g['steps']} steps, {g['totalMs']:.3f} GPU ms a dispatch "
+                         f"(profiled, mean of {g['runs']})")
+            for s in g["slowest"]:
+                lines.append(f"  {s['ms']:8.3f} ms  #{s['index']:<4} {s['kernel']:<28} {'x'.join(map(str, s['workgroups']))}"
+                             f"x{s['workgroupSize']}  {'+'.join(s['operators'])}")
+            for key in ("byKernel", "byOperator"):
+                lines.append(f"  {key}: " + ", ".join(f"{t['name']} {t['ms']:.3f} ({t['steps']})" for t in g[key][:8]))
+    return "\n".join(lines)
+
+
 def bench(models: list[str], runtimes: list[str], prompt: int, new: int, max_length: int | None, prefill_runs: int,
-          threads: int, timeout_s: float, launches: int = 3) -> dict[str, Any]:
+          threads: int, timeout_s: float, launches: int = 3, profile: bool = False) -> dict[str, Any]:
     """Run the page once in a fresh headless browser; its ``window.lastRun`` plus ``browser``."""
     from playwright.sync_api import sync_playwright
 
@@ -201,7 +223,7 @@ def bench(models: list[str], runtimes: list[str], prompt: int, new: int, max_len
     from tests.live_server import serve_in_thread
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        return run_page_retrying(p, page_url(base_url, models, runtimes, prompt, new, max_length, prefill_runs, threads),
+        return run_page_retrying(p, page_url(base_url, models, runtimes, prompt, new, max_length, prefill_runs, threads, profile),
                                  timeout_s, launches, "bench-llm")
 
 
@@ -234,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
+    parser.add_argument("--profile", action="store_true",
+                        help="then profile the polyfill's prefill and decode graphs (GPU ms per step) and print the slowest")
     args = parser.parse_args(argv)
     software = software_adapter()
     defaults = SOFTWARE_DEFAULTS if software else HARDWARE_DEFAULTS
@@ -252,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         if not folders:
             raise FileNotFoundError("no model to run: " + "; ".join(skipped))
         run = bench(list(folders), runtimes, prompt, new, args.max_length, args.prefill_runs, args.threads, args.timeout,
-                    args.launches)
+                    args.launches, args.profile)
         references = {}
         for model in run["models"]:
             name = next(n for n in folders if FOLDERS[n] == model["model"])
@@ -267,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     run["skipped"], run["softwareDefaults"] = skipped, software and not (args.prompt_tokens or args.new_tokens or args.models)
     ok = add_agreement(run, references)
     print(format_table(run))
+    if args.profile:
+        print(format_profiles(run))
     write_run(run, args.out)
     return 0 if ok else 1
 

@@ -7,7 +7,9 @@
  * tools/llm_model.py), runtimes (default webnn-ep,webgpu,wasm), prompt (prompt tokens, 16), new
  * (decode steps, 8), maxLength (the model-<maxLength>.onnx graph; default: the smallest the model
  * has above prompt + new), prefillRuns (timed prefills, the median kept; 1), warmup (1: an untimed
- * prefill and two steps first; 0: none), threads (wasm; see runtimes.js).
+ * prefill and two steps first; 0: none), threads (wasm; see runtimes.js), profile (1: after the
+ * timed runs, the GPU time of every step of the polyfill's prefill and decode graphs,
+ * llm_profile.js, as each model's `profile`).
  * The prompt is fixed pseudo-random token ids. Runtimes run one after another, each released
  * before the next loads, so the GPU memory figures are each runtime's own.
  * Sets `window.lastRun` = {adapter, implementation, ortVersion, config, models: [{model,
@@ -19,6 +21,7 @@
  */
 import {ready} from '/polyfill/webnn.js';
 import {median} from '/demos/image-classification/model.js';
+import {profileWebnnEp} from './llm_profile.js';
 import {LLM_RUNTIMES, gpuMemory, loadRuntime} from './llm_runtimes.js';
 import {ortVersion} from './runtimes.js';
 
@@ -106,7 +109,16 @@ async function benchModel(name, config, where) {
       runtimes[runtime] = {error: errorText(error)};
     }
   }
-  return {model: name, config: meta.config, maxLength, prompt, runtimes};
+  const result = {model: name, config: meta.config, maxLength, prompt, runtimes};
+  if (config.profile) {
+    await progress(`${where}: ${name}, profiling the polyfill's graphs…`);
+    try {
+      result.profile = await profileWebnnEp(base, maxLength, prompt);
+    } catch (error) {
+      result.profile = {error: errorText(error)};
+    }
+  }
+  return result;
 }
 
 async function main() {
@@ -123,7 +135,7 @@ async function main() {
   if (!models.length) throw new TypeError('models: name at least one model folder under /models/');
   const config = {models, runtimes, prompt: count('prompt', 16, 1), new: count('new', 8, 1),
     maxLength: params.has('maxLength') ? count('maxLength', 0, 2) : undefined,
-    prefillRuns: count('prefillRuns', 1, 1), warmup: count('warmup', 1, 0) > 0};
+    prefillRuns: count('prefillRuns', 1, 1), warmup: count('warmup', 1, 0) > 0, profile: params.get('profile') === '1'};
   const {implementation} = await ready;
   gpuMemory();  // before any runtime creates a buffer
   const adapter = await adapterInfo();
