@@ -8,9 +8,10 @@
  * cumulativeSum, expand, lesser, where) and the rotary embedding's cos/sin gathers once per
  * layer from the same inputs; here each is computed once.
  *
- * Attributes compare by value (bigints and non-finite numbers included). Small constants (at most
- * SMALL_CONSTANT bytes) count as the same input when their type, shape and bytes are: converters
- * make one scalar constant per use (ORT's `add(position, 0)` before each rotary gather). Nodes
+ * Attributes compare by value (bigints and non-finite numbers included). Constants of at most
+ * COMPARED_CONSTANT bytes count as the same input when their type, shape and bytes are:
+ * converters make one constant per use (ORT's `add(position, 0)` before each rotary gather, a
+ * prefill graph's position range per rotary). Nodes
  * whose attributes hold anything but numbers, strings, booleans, plain arrays and plain objects
  * are never merged (their equality is not decided by their text).
  */
@@ -18,14 +19,22 @@ import {slots} from '../operand.js';
 import {withoutDeadNodes} from './rewrite.js';
 
 /** Constants of at most this many bytes are told apart by their contents, larger ones by identity. */
-const SMALL_CONSTANT = 256;
+const COMPARED_CONSTANT = 64 * 1024;
 
-/** A key of a small constant's type, shape and bytes, or null (larger, or a tensor's). */
-function constantKey(s) {
-  if (s.kind !== 'constant' || !s.bytes || s.bytes.byteLength > SMALL_CONSTANT) return null;
-  const bytes = new Uint8Array(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength);
-  return `${s.dataType}[${s.shape}]${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+/** A constant's bytes when its contents decide its identity, else null (larger, or a tensor's). */
+function comparedBytes(s) {
+  if (s.kind !== 'constant' || !s.bytes || s.bytes.byteLength > COMPARED_CONSTANT) return null;
+  return new Uint8Array(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength);
 }
+
+/** A bucket key of a compared constant: type, shape and a 32-bit FNV-1a hash of its bytes. */
+function constantKey(s, bytes) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  return `${s.dataType}[${s.shape}]${bytes.length}:${h >>> 0}`;
+}
+
+const sameBytes = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /** A key of `attrs` for equality, or null when they hold values the key cannot decide on. */
 function attrsKey(attrs) {
@@ -51,14 +60,21 @@ function attrsKey(attrs) {
  */
 export function planCommonSubexpressions(nodes, outputs) {
   const ids = new Map(); // operand slots -> the id of the value it holds
-  const constants = new Map(); // small constant's key -> its id
+  const constants = new Map(); // compared constant's key -> [{bytes, id}] (hash collisions apart)
   let next = 0;
+  const constantId = (s, bytes) => {
+    const key = constantKey(s, bytes);
+    const bucket = constants.get(key) ?? [];
+    constants.set(key, bucket);
+    let entry = bucket.find((e) => sameBytes(e.bytes, bytes));
+    if (!entry) bucket.push(entry = {bytes, id: next++});
+    return entry.id;
+  };
   const idOf = (operand) => {
     const s = slots(operand);
     if (!ids.has(s)) {
-      const key = constantKey(s);
-      if (key !== null && !constants.has(key)) constants.set(key, next++);
-      ids.set(s, key !== null ? constants.get(key) : next++);
+      const bytes = comparedBytes(s);
+      ids.set(s, bytes ? constantId(s, bytes) : next++);
     }
     return ids.get(s);
   };
