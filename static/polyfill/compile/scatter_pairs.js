@@ -2,29 +2,27 @@
  * Paired cache updates: two scatterND nodes with the same indices (an LLM layer's key and value
  * cache updates, as ORT's WebNN EP writes GroupQueryAttention: the new rows of K and of V
  * scattered into the past buffers at the same positions) become one internal `scatterNDPair`
- * node, lowered as one step (ops/gather.js) that finds each output element's update once and
- * writes both outputs: a decode step's two cache writes a layer are one dispatch.
+ * node, lowered (ops/gather.js) as one step that finds each output element's update once and
+ * writes both outputs (a decode step's two cache writes a layer are one dispatch), or, with more
+ * than `scatterSearchMax` update slices (a prefill's), as one copy, one claim and one write step
+ * for both.
  *
  * The pattern: both nodes scatterND with the same indices operand (seen through the sharedValue
- * nodes of compile/cse.js), inputs of one data type and shape, updates of one shape, at most
- * `scatterSearchMax` update slices (the one-step search lowering; larger scatters keep their
- * copy, claim and write steps), and nothing between the two reading the first one's output (the
+ * nodes of compile/cse.js), inputs of one data type and shape, updates of one shape, and nothing
+ * between the two reading the first one's output (the
  * pair takes the second one's place). The node: inputs [input0, input1, indices, updates0,
  * updates1], outputs [output0, output1], the first node's attrs, both nodes' origins.
  */
-import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
 import {sameShape} from '../shape/common.js';
 import {pairNodes, producers, sharedRoot} from './rewrite.js';
 
 /**
  * @param {object[]} nodes topological order
- * @param {{scatterSearchMax: number}} tuning
  * @returns {object[]} the nodes with each pair one scatterNDPair node in the second's place
  */
-export function planScatterPairs(nodes, tuning) {
-  const candidates = nodes.filter((n) => n.op === 'scatterND'
-    && elementCount(n.inputs[2].shape) / n.attrs.slice <= tuning.scatterSearchMax);
+export function planScatterPairs(nodes) {
+  const candidates = nodes.filter((n) => n.op === 'scatterND');
   const made = producers(nodes);
   const partner = (first, second, position) => {
     const [x0, i0, u0] = first.inputs;
@@ -44,6 +42,6 @@ export function planScatterPairs(nodes, tuning) {
 }
 
 /** The pass (compile/plan.js PASSES). */
-export function scatterPairPass(g, ctx) {
-  return {...g, nodes: planScatterPairs(g.nodes, ctx.tuning)};
+export function scatterPairPass(g) {
+  return {...g, nodes: planScatterPairs(g.nodes)};
 }

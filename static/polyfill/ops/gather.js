@@ -171,22 +171,67 @@ ${pairs.map((_, p) => `  if (src >= 0) { Y${p}[gi] = U${p}[u_u${p}_base() + u${p
   uniforms, threads: elementCount(pairs[0][0].shape), label: node.label});
 }
 
-/** The internal node scatterNDPair (compile/scatter_pairs.js): two scatterNDs as one step. */
+/**
+ * scatterND with many update slices (a prefill's rows of the KV cache) in the three steps of
+ * lowerScatter, for one scatter or a pair of the same indices (`pairs` as in
+ * lowerScatterNDSearch): the pair's copies are one step, its claims one (the indices are
+ * shared), its writes one; the updates are read through their strides.
+ */
+function lowerScatterNDClaim(node, L, indices, pairs) {
+  const {k, slice, dims, strides} = node.attrs;
+  const T = wordType(pairs[0][0].dataType);
+  const count = elementCount(pairs[0][0].shape);
+  const updateCount = elementCount(pairs[0][1].shape);
+  const suffix = pairs.length > 1 ? '_pair' : '';
+  const outs = pairs.map(([, , out]) => L.result(node, out));
+  const winners = L.temp(count * 4, `${node.label}: winners`);
+  const copy = new Shader(`scatter_init${suffix}`);
+  pairs.forEach((_, p) => copy.read(`X${p}`, T));
+  pairs.forEach((_, p) => copy.write(`Y${p}`, T));
+  copy.atomic('W').main(`${pairs.map((_, p) => `  Y${p}[gi] = X${p}[gi];`).join('\n')}\n  atomicStore(&W[gi], 0u);`);
+  L.step({shader: copy, values: [...pairs.map(([input]) => L.value(input)), ...outs, winners],
+    threads: count, label: `${node.label}: copy`});
+  const declare = (shader) => shader.uniform('slice').uniform('dims', 'u32', k).uniform('strides', 'u32', k)
+    .fn(indexHelper(indices.dataType));
+  const I = L.value(indices);
+  const claim = declare(new Shader('scatterND_claim').read('I', wgslType(indices.dataType)).atomic('W'))
+    .main(`${ndOffset(k)}\n  atomicMax(&W[off], gi + 1u);`);
+  L.step({shader: claim, values: [I, winners], uniforms: {slice, dims, strides}, threads: updateCount, label: `${node.label}: claim`});
+  const views = pairs.map(([, updates]) => L.view(updates));
+  const write = new Shader(`scatterND_write${suffix}`).read('I', wgslType(indices.dataType));
+  pairs.forEach((_, p) => write.read(`U${p}`, T));
+  write.read('W', 'u32');
+  pairs.forEach((_, p) => write.write(`Y${p}`, T));
+  declare(write);
+  const uniforms = {slice, dims, strides};
+  pairs.forEach(([, updates], p) => {
+    write.uniform(`u${p}_base`);
+    declareIndexer(write, `u${p}`, updates.shape.length);
+    Object.assign(uniforms, {[`u${p}_base`]: views[p].offset, [`u${p}_shape`]: updates.shape, [`u${p}_strides`]: views[p].strides});
+  });
+  write.main(`${ndOffset(k)}
+  if (W[off] == gi + 1u) {
+${pairs.map((_, p) => `    Y${p}[off] = U${p}[u_u${p}_base() + u${p}_offset(gi)];`).join('\n')}
+  }`);
+  L.step({shader: write, values: [I, ...views.map((v) => v.value), winners, ...outs],
+    origins: views.flatMap((v) => v.origins), uniforms, threads: updateCount, label: `${node.label}: write`});
+}
+
+/** The internal node scatterNDPair (compile/scatter_pairs.js): two scatterNDs of the same indices. */
 function lowerScatterNDPair(node, L) {
   const [x0, x1, indices, u0, u1] = node.inputs;
-  lowerScatterNDSearch(node, L, indices, [[x0, u0, 0], [x1, u1, 1]]);
+  const pairs = [[x0, u0, 0], [x1, u1, 1]];
+  if (elementCount(u0.shape) / node.attrs.slice <= L.ctx.tuning.scatterSearchMax) lowerScatterNDSearch(node, L, indices, pairs);
+  else lowerScatterNDClaim(node, L, indices, pairs);
 }
 
 function lowerScatterND(node, L) {
-  const {k, slice, dims, strides} = node.attrs;
-  const updateSlices = elementCount(node.inputs[2].shape) / slice;
-  if (updateSlices <= L.ctx.tuning.scatterSearchMax) {
-    const [input, indices, updates] = node.inputs;
+  const [input, indices, updates] = node.inputs;
+  if (elementCount(updates.shape) / node.attrs.slice <= L.ctx.tuning.scatterSearchMax) {
     lowerScatterNDSearch(node, L, indices, [[input, updates, 0]]);
-    return;
+  } else {
+    lowerScatterNDClaim(node, L, indices, [[input, updates, 0]]);
   }
-  lowerScatter(node, L, ndOffset(k), {slice, dims, strides},
-    (s) => s.uniform('slice').uniform('dims', 'u32', k).uniform('strides', 'u32', k));
 }
 
 function gatherMethod(op, params) {
