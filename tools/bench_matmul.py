@@ -62,23 +62,26 @@ def shape_cases(shapes: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
 QUANT_BLOCK = 32
 
 
-def quantized_cases(sizes: list[int], rows=(1, 128)) -> list[dict[str, Any]]:
-    """Products of A [M, S] with S x S quantized weights as ORT's WebNN EP writes MatMulNBits
-    (W [S, S / 32, 32] int4 / int8 constant, scales [S, S / 32, 1], zero points, dequantize,
+def quantized_cases(sizes: list[int | tuple[int, int]], rows=(1, 128)) -> list[dict[str, Any]]:
+    """Products of A [M, K] with K x N quantized weights as ORT's WebNN EP writes MatMulNBits
+    (W [N, K / 32, 32] int4 / int8 constant, scales [N, K / 32, 1], zero points, dequantize,
     reshape, transpose, matmul: one quantizedMatmul step), and the float32 product of the same
     shape (B a float32 constant, [K, N]) beside each, for M in ``rows`` (1: a decode step, 128:
-    prefill). ``weightBytes``: the bytes of weights a product reads (packed for the quantized)."""
+    prefill); a size S is S x S, a pair (K, N) that shape. ``weightBytes``: the bytes of weights
+    a product reads (packed for the quantized)."""
     out = []
     for size in sizes:
+        k, n = size if isinstance(size, tuple) else (size, size)
+        shape = f"{k}x{n}"
         for m in rows:
             label = "GEMV" if m == 1 else f"prefill M={m}"
-            out.append({"name": f"fp32 {label} {size}x{size}", "op": "matmul", "inputs": {"a": [m, size]},
-                        "constB": [size, size], "flops": 2 * m * size * size, "weightBytes": 4 * size * size,
+            out.append({"name": f"fp32 {label} {shape}", "op": "matmul", "inputs": {"a": [m, k]},
+                        "constB": [k, n], "flops": 2 * m * k * n, "weightBytes": 4 * k * n,
                         "matrix": True})
             for dtype, bits in (("int8", 8), ("uint4", 4)):
-                out.append({"name": f"{dtype} {label} {size}x{size}", "op": "matmul", "inputs": {"a": [m, size]},
-                            "quant": {"dataType": dtype, "bits": bits, "n": size, "k": size, "block": QUANT_BLOCK},
-                            "flops": 2 * m * size * size, "weightBytes": size * size * bits // 8, "matrix": True})
+                out.append({"name": f"{dtype} {label} {shape}", "op": "matmul", "inputs": {"a": [m, k]},
+                            "quant": {"dataType": dtype, "bits": bits, "n": n, "k": k, "block": QUANT_BLOCK},
+                            "flops": 2 * m * k * n, "weightBytes": k * n * bits // 8, "matrix": True})
     return out
 
 
@@ -86,13 +89,17 @@ def quantized_cases(sizes: list[int], rows=(1, 128)) -> list[dict[str, Any]]:
 AUTO_SIZES = ([4096, 8192], [256, 512])
 
 
-def parse_sizes(text: str) -> list[int] | str:
-    """``"4096,8192"`` -> [4096, 8192] (multiples of 32); ``"auto"`` stays (AUTO_SIZES)."""
+def parse_sizes(text: str) -> list[int | tuple[int, int]] | str:
+    """``"4096,896x4864"`` -> [4096, (896, 4864)] (S: S x S weights; KxN: that shape; multiples of
+    32); ``"auto"`` stays (AUTO_SIZES)."""
     if text.strip() == "auto":
         return "auto"
-    sizes = [int(t) for t in text.split(",") if t.strip()]
-    if any(n < 32 or n % QUANT_BLOCK for n in sizes):
-        raise ValueError(f"sizes must be positive multiples of {QUANT_BLOCK}: {text!r}")
+    sizes = []
+    for t in (t.strip() for t in text.split(",") if t.strip()):
+        dims = tuple(int(d) for d in t.split("x"))
+        if len(dims) not in (1, 2) or any(d < 32 or d % QUANT_BLOCK for d in dims):
+            raise ValueError(f"sizes must be S or KxN, positive multiples of {QUANT_BLOCK}: {text!r}")
+        sizes.append(dims[0] if len(dims) == 1 else dims)
     return sizes
 
 
@@ -147,7 +154,7 @@ def cases(max_size: int) -> list[dict[str, Any]]:
     return out
 
 
-#: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [cases, variants, reps, batch]
+#: The page function's body after tools.bench_page.PAGE_SETUP_JS; its parameters are [cases, variants, reps, batch, sustain]
 #: (variants: {label, overrides}, see variants()).
 _BENCH_BODY = """
   async function time(graph, inputs, outputs, out) {
@@ -160,7 +167,23 @@ _BENCH_BODY = """
     }
     reads.sort((x, y) => x - y);
     const readMs = reads[2];
-    return {latency, throughputMs: total / batch, readMs, gpuMs: Math.max(0, total - readMs) / batch};
+    const t = {latency, throughputMs: total / batch, readMs, gpuMs: Math.max(0, total - readMs) / batch};
+    if (sustain > 0) {
+      // back-to-back dispatches for `sustain` ms first (the GPU raises its clocks under load and
+      // lowers them within a fraction of a second idle), then `batch` more, timed; in profiling
+      // mode the steps' GPU time then covers those alone
+      const t0 = performance.now();
+      while (performance.now() - t0 < sustain) {
+        for (let i = 0; i < 10; i++) context.dispatch(graph, inputs, outputs);
+        await context.readTensor(out);
+      }
+      if (profiling) await readProfile(graph, {reset: true});
+      const t1 = performance.now();
+      for (let i = 0; i < batch; i++) context.dispatch(graph, inputs, outputs);
+      await context.readTensor(out);
+      t.sustainedMs = Math.max(0, performance.now() - t1 - readMs) / batch;
+    }
+    return t;
   }
   const rows = [];
   let previous = {};  // the switches the last variant set
@@ -239,13 +262,24 @@ def merge_rounds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         per_round = [sum(st["ms"] for st in r["steps"]) if r.get("steps") else r["gpuMs"] for r in ok]
         merged = dict(ok[0])
         merged.update(latency=[x for r in ok for x in r["latency"]],
-                      **{k: statistics.median(r[k] for r in ok) for k in ("throughputMs", "readMs", "gpuMs")},
+                      **{k: statistics.median(r[k] for r in ok) for k in ("throughputMs", "readMs", "gpuMs", "sustainedMs")
+                         if all(k in r for r in ok)},
                       rounds=len(ok), roundsMs=per_round)
         if merged.get("steps"):
             med = statistics.median(per_round)
             merged["steps"] = [dict(st, ms=st["ms"] * med / per_round[0]) if per_round[0] else st for st in ok[0]["steps"]]
         out.append(merged)
     return out
+
+
+def _sustained_cells(r: dict[str, Any], step_ms: float) -> str:
+    """The sustained columns: ms a dispatch (the steps' GPU ms in profiling mode, which then cover
+    the sustained batch alone) and the weights' GB/s at that rate."""
+    if "sustainedMs" not in r:
+        return " | |"
+    ms = step_ms or r["sustainedMs"]
+    gbs = f"{r['weightBytes'] / ms / 1e6:.1f}" if r.get("weightBytes") and ms else ""
+    return f" {ms:.4f} | {gbs} |"
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -255,9 +289,11 @@ def format_table(result: dict[str, Any]) -> str:
 
     rows = merge_rounds(result["rows"])
     ranged = any(r.get("rounds") for r in rows)
+    sustained = any("sustainedMs" in r for r in rows)
     lines = ["| case | kernel | latency median ms | throughput ms/dispatch | readback ms | per dispatch, readback excluded ms "
-             "| GFLOP/s | weights GB/s | GPU ms (timestamps) | weights GB/s (timestamps) |" + (" rounds: GPU ms min–max |" if ranged else ""),
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if ranged else "")]
+             "| GFLOP/s | weights GB/s | GPU ms (timestamps) | weights GB/s (timestamps) |" + (" rounds: GPU ms min–max |" if ranged else "")
+             + (" sustained ms/dispatch | sustained weights GB/s |" if sustained else ""),
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if ranged else "") + ("---:|---:|" if sustained else "")]
     for r in rows:
         if r.get("error"):
             lines.append(f"| {r['name']} | {r['kernel']} | {r['error']} |||||||||" + ("|" if ranged else ""))
@@ -271,7 +307,8 @@ def format_table(result: dict[str, Any]) -> str:
         ts_gbs = f"{wbytes / step_ms / 1e6:.1f}" if wbytes and step_ms else ""
         spread = f" {r['rounds']}: {min(r['roundsMs']):.4f}–{max(r['roundsMs']):.4f} |" if r.get("rounds") else (" |" if ranged else "")
         lines.append(f"| {r['name']} | {r['kernel']} | {statistics.median(r['latency']):.3f} | {r['throughputMs']:.3f} "
-                     f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} | {gbs} | {ts} | {ts_gbs} |" + spread)
+                     f"| {r['readMs']:.3f} | {r['gpuMs']:.3f} | {gflops} | {gbs} | {ts} | {ts_gbs} |" + spread
+                     + (_sustained_cells(r, step_ms) if sustained else ""))
     lines.append("")
     lines.append("adapter: " + adapter_line(result["adapter"]))
     if any(r.get("steps") for r in rows):
@@ -282,16 +319,18 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def bench(case_list, kernels, reps: int, batch: int, timeout_s: float, launches: int = 3,
-          profile: bool = False, overrides: list[dict[str, Any]] | None = None, rounds: int = 1) -> dict[str, Any]:
+          profile: bool = False, overrides: list[dict[str, Any]] | None = None, rounds: int = 1,
+          sustain: float = 0) -> dict[str, Any]:
     """Run the benchmark page in a fresh headless browser (a new one when no adapter appears);
     ``kernels`` and ``overrides``: see variants(), each matrix case timed with all of them in
     turn, ``rounds`` times over (A, B, A, B...: a GPU whose clocks wander then shows it in the
     spread rather than in one variant); ``profile``: in profiling mode, each row then has
-    ``steps``."""
+    ``steps``; ``sustain``: ms of back-to-back dispatches before a further timed batch per row
+    (``sustainedMs``; the steps' GPU ms then that batch's)."""
     from tools.bench_page import page_function, run_in_harness
 
-    return run_in_harness(page_function("[cases, variants, reps, batch]", _BENCH_BODY, profile),
-                          [case_list, variants(kernels, overrides) * rounds, reps, batch], timeout_s, launches)
+    return run_in_harness(page_function("[cases, variants, reps, batch, sustain]", _BENCH_BODY, profile),
+                          [case_list, variants(kernels, overrides) * rounds, reps, batch, sustain], timeout_s, launches)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -316,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
     parser.add_argument("--profile", action="store_true",
                         help="profiling mode: print the 10 slowest GPU steps (times then include profiling)")
+    parser.add_argument("--sustain", type=float, default=0,
+                        help="ms of back-to-back dispatches per row before a further timed batch, the GPU's clocks "
+                             "raised (column 'sustained ms'; with --profile the GPU ms are that batch's)")
     args = parser.parse_args(argv)
     from tools.bench_page import report
 
@@ -329,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
         args.quantized = AUTO_SIZES[1] if software_adapter() else AUTO_SIZES[0]
     case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes) + quantized_cases(args.quantized, tuple(args.rows))
     return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
-                                profile=args.profile, overrides=args.overrides, rounds=args.rounds),
+                                profile=args.profile, overrides=args.overrides, rounds=args.rounds,
+                                sustain=args.sustain),
                   format_table, args.out)
 
 
