@@ -7,8 +7,12 @@ server/models/generated/llm-page-tiny/. The page's chat turn must: encode the te
 the ids the Rust ``tokenizers`` package gives (rendered with Jinja2), and generate onnxruntime's
 greedy tokens (tools/llm_reference.OrtDecoder) on WebGPU and on the CPU context. On the loaded page,
 the generation loop (generate.js) must reproduce seeded sampling, differ from greedy with it, end
-at a stop token; the sampler (sampler.js) must equal its NumPy mirror draw for draw. A missing
-model shows the `make llm` message. SmolLM2 runs only where `make llm` has converted it.
+at a stop token; the sampler (sampler.js) must equal its NumPy mirror draw for draw. A second
+chat turn must keep the cache rows it shares with the first (decoder.js extend) and still generate
+onnxruntime's greedy tokens on the whole conversation, as a full prefill does; an edited
+conversation keeps only the shared prefix; the decoder's record of the cached ids follows what
+was fed. A missing model shows the `make llm` message. SmolLM2 runs only where `make llm` has
+converted it.
 """
 from __future__ import annotations
 
@@ -135,6 +139,124 @@ def test_page_generates_onnxruntime_greedy_tokens_on_the_cpu_context(webnn_page,
     open_page(page, PAGE + "&device=cpu")
     assert "CPU context" in page.text_content("#adapter")
     check_reply(page, tiny, "cpu")
+
+
+CHAT_CTX = 64
+FIRST_REPLY = 6
+SECOND = "and then?"
+SECOND_REPLY = 8
+EDITED = "Jello world, the"
+
+
+def shared_prefix(cached: list[int], ids: list[int]) -> int:
+    """The cache rows a prompt can keep: the common prefix, short of the prompt's last id."""
+    n = 0
+    while n < min(len(cached), len(ids) - 1) and cached[n] == ids[n]:
+        n += 1
+    return n
+
+
+# the decoder's record of its cached ids after prefill and steps, and the cost choice's rule
+_RECORD_JS = """async ({prompt}) => {
+  const {cheaperPath, STEPS_PRIOR} = await import('/demos/text-generation/decoder.js');
+  const d = window.textGeneration.decoder;
+  const n = prompt.length;
+  const out = {};
+  await d.prefill(prompt);
+  out.prefill = d.cachedIds;
+  await d.step(7, n);
+  await d.step(9, n + 1);
+  out.steps = d.cachedIds;
+  await d.step(5, n + 1);  // row n + 1 again: the record's token there changes
+  out.again = d.cachedIds;
+  await d.step(4, n + 5);  // past the recorded rows: the record stays
+  out.beyond = d.cachedIds;
+  d.sessions.decode.run = () => Promise.reject(new Error('failed run'));
+  try { await d.step(3, n + 2); } catch (error) { out.failure = error.message; } finally { delete d.sessions.decode.run; }
+  out.afterFailure = d.cachedIds;
+  const reused = await d.extend(prompt, {reuse: 'always'});
+  out.extended = {ids: d.cachedIds, reusedTokens: reused.reusedTokens, mode: reused.mode};
+  const again = await d.extend(prompt, {reuse: 'always'});
+  out.extendedAgain = {ids: d.cachedIds, reusedTokens: again.reusedTokens, mode: again.mode};
+  out.errors = [];
+  for (const [ids, options] of [[[], {}], [prompt, {reuse: 'sometimes'}]]) {
+    try { await d.extend(ids, options); } catch (error) { out.errors.push(error.name); }
+  }
+  out.costs = d.costs;
+  out.choices = [cheaperPath(STEPS_PRIOR, null, 100), cheaperPath(STEPS_PRIOR + 1, 1, null),
+                 cheaperPath(10, 5, 50), cheaperPath(11, 5, 50)];
+  return out;
+}"""
+
+_GENERATE_JS = """async ({ids, n, reuse}) => {
+  const {generate} = await import('/demos/text-generation/generate.js');
+  const {decoder} = window.textGeneration;
+  const result = await generate(decoder, ids, {maxNewTokens: n, stopIds: [2], reuse});
+  return {tokens: result.tokens, timings: result.timings, cached: decoder.cachedIds};
+}"""
+
+
+@pytest.mark.parametrize("context_device", ["gpu", "cpu"])
+def test_second_turn_reuses_the_cache_and_answers_as_onnxruntime(webnn_page, tiny, context_device):
+    page = webnn_page
+    folder = tiny["folder"]
+    reference = OrtDecoder(folder, CHAT_CTX)
+    open_page(page, f"/demos/text-generation/?model={TINY}&ctx={CHAT_CTX}&device={context_device}&reuse=always")
+    first = chat_turn(page, PROMPT, FIRST_REPLY)
+    assert first["tokens"] == reference.generate(tiny["ids"], FIRST_REPLY, stop={2})
+    assert first["timings"]["reusedTokens"] == 0 and first["timings"]["promptMode"] == "prefill"
+    cached = page.evaluate("() => window.textGeneration.decoder.cachedIds")
+    # the prompt and the reply but its last token, which was sampled and never fed
+    assert cached == tiny["ids"] + first["tokens"][:-1]
+
+    # turn 2: the page renders the whole conversation, the first reply as its text
+    _, ids = chat_ids(folder, [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": first["text"]},
+                               {"role": "user", "content": SECOND}])
+    expected = reference.generate(ids, SECOND_REPLY, stop={2})
+    second = chat_turn(page, SECOND, SECOND_REPLY)
+    assert second["promptIds"] == ids
+    assert second["tokens"] == expected
+    reused = shared_prefix(cached, ids)
+    assert reused >= len(tiny["ids"])
+    assert second["timings"]["reusedTokens"] == reused and second["timings"]["promptMode"] == "steps"
+    assert second["timings"]["prefillMs"] > 0 and second["timings"]["prefillTokensPerSecond"] > 0
+    assert f"{reused} from the cache" in page.text_content("#prefill-rate")
+    cached = page.evaluate("() => window.textGeneration.decoder.cachedIds")
+    assert cached == ids + second["tokens"][:-1]
+
+    # the same prompt again through a full prefill, then with everything but its last id cached
+    never = page.evaluate(_GENERATE_JS, {"ids": ids, "n": SECOND_REPLY, "reuse": "never"})
+    assert never["tokens"] == expected
+    assert never["timings"]["reusedTokens"] == 0 and never["timings"]["promptMode"] == "prefill"
+    again = page.evaluate(_GENERATE_JS, {"ids": ids, "n": SECOND_REPLY, "reuse": "always"})
+    assert again["tokens"] == expected and again["timings"]["reusedTokens"] == len(ids) - 1
+    auto = page.evaluate(_GENERATE_JS, {"ids": ids, "n": SECOND_REPLY, "reuse": "auto"})
+    assert auto["tokens"] == expected
+    assert auto["timings"]["reusedTokens"] == (len(ids) - 1 if auto["timings"]["promptMode"] == "steps" else 0)
+    cached = auto["cached"]
+
+    # a new conversation whose first message differs early keeps only the shared prefix
+    page.click("#reset")
+    edited_ids = chat_ids(folder, [{"role": "user", "content": EDITED}])[1]
+    edited = chat_turn(page, EDITED, FIRST_REPLY)
+    assert edited["promptIds"] == edited_ids
+    assert edited["tokens"] == reference.generate(edited_ids, FIRST_REPLY, stop={2})
+    reused = shared_prefix(cached, edited_ids)
+    assert 0 < reused < len(tiny["ids"]) // 2
+    assert edited["timings"]["reusedTokens"] == reused
+
+    record = page.evaluate(_RECORD_JS, {"prompt": ids[:10]})
+    prompt = ids[:10]
+    assert record["prefill"] == prompt
+    assert record["steps"] == prompt + [7, 9]
+    assert record["again"] == prompt + [7, 5]
+    assert record["beyond"] == prompt + [7, 5]
+    assert record["failure"] == "failed run" and record["afterFailure"] == []
+    assert record["extended"] == {"ids": prompt, "reusedTokens": 0, "mode": "prefill"}
+    assert record["extendedAgain"] == {"ids": prompt, "reusedTokens": len(prompt) - 1, "mode": "steps"}
+    assert record["errors"] == ["RangeError", "TypeError"]
+    assert record["costs"]["stepMs"] > 0 and all(ms > 0 for ms in record["costs"]["prefillMs"].values())
+    assert record["choices"] == ["steps", "prefill", "steps", "prefill"]
 
 
 def _mulberry32(seed: int):

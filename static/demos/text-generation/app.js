@@ -1,7 +1,9 @@
 /**
  * The text-generation page: checks that the model is converted (/api/models), loads the decoder
  * (decoder.js: ORT-web's WebNN EP on navigator.ml) and the tokenizer (tokenizer.js), then chats:
- * the conversation through the chat template, generate.js's loop, the reply streamed in.
+ * the conversation through the chat template, generate.js's loop, the reply streamed in. Each turn
+ * renders the whole conversation again; the decoder keeps the cache rows of the ids the previous
+ * turn left in it (decoder.extend), so a turn computes little more than the new message.
  *
  * For automation the page sets window.demoStatus = {state: 'loading' | 'missing' | 'ready' |
  * 'generating' | 'error', error?, missing?}, window.textGeneration = {decoder, tokenizer, context,
@@ -28,8 +30,11 @@ export function readOptions(search) {
   const device = params.get('device') || 'gpu';
   if (device !== 'gpu' && device !== 'cpu') throw new TypeError(`?device=${device}: gpu or cpu`);
   const ctx = Number.parseInt(params.get('ctx') ?? '', 10);
+  // decoder.extend's policy for the cached prefix of each turn's prompt
+  const reuse = params.get('reuse') || 'auto';
+  if (!['auto', 'always', 'never'].includes(reuse)) throw new TypeError(`?reuse=${reuse}: auto, always or never`);
   return {model, device, maxLength: Number.isFinite(ctx) ? ctx : null, prompt: params.get('prompt'),
-    autorun: params.get('autorun') === '1'};
+    autorun: params.get('autorun') === '1', reuse};
 }
 
 function messageOf(error) {
@@ -89,7 +94,7 @@ async function load(ui, options) {
     `(${(decoder.weightBytes / 1e6).toFixed(1)} MB), context ${maxLength} tokens, KV cache ${(decoder.cacheBytes / 1e6).toFixed(1)} MB on the device`;
   ui.buildTime.textContent = `${(decoder.buildMs / 1000).toFixed(2)} s (two ORT sessions: prefill and decode)`;
   view.showStatus(ui, 'Ready.', {done: true});
-  return {decoder, tokenizer, context, deviceType, adapter, messages: [], sequence: 0, abort: null};
+  return {decoder, tokenizer, context, deviceType, adapter, messages: [], sequence: 0, abort: null, reuse: options.reuse};
 }
 
 /** One turn: the user's text in, the reply streamed out. */
@@ -114,7 +119,7 @@ async function reply(app, ui, text) {
   view.showTimings(ui, {});
   const result = await generate(decoder, promptIds, {
     maxNewTokens: Math.max(1, Math.min(1024, Number(ui.maxNewTokens.value) || 64)), sample, stopIds,
-    signal: app.abort.signal,
+    signal: app.abort.signal, reuse: app.reuse,
     onToken: async (id, index) => {
       if (!stopIds.includes(id)) out.textContent += stream.push(id);
       const now = performance.now();

@@ -16,10 +16,31 @@
  * dispatch() refuses one MLTensor bound as both an input and an output (a TypeError), so the
  * cache ping-pongs between the pair instead of being updated in place. Only the logits of the
  * step's last row ([1, 1, vocab]) come back to the CPU.
+ *
+ * The decoder records which token ids the cache holds (`cachedIds`, rows 0 .. n - 1), so that
+ * `extend(ids)` can compute only what a new prompt adds to them: a chat turn's conversation
+ * repeats the previous turn's prompt and reply. ORT's WebNN EP runs GroupQueryAttention's prefill
+ * only from row 0 (sequence_length equal to the literal total_sequence_length) or one row at a
+ * time, so the uncached suffix goes either through decode steps from the shared prefix on or
+ * through a full prefill, whichever the measured costs say is cheaper (`cheaperPath`).
  */
 
 /** float32 elements of a tensor shape */
 const count = (shape) => shape.reduce((a, b) => a * b, 1);
+
+/** Before both costs are measured: a suffix of at most this many tokens goes through decode steps. */
+export const STEPS_PRIOR = 8;
+
+/**
+ * How to compute an uncached suffix of `suffix` tokens: 'steps' (one decode step a token) when they
+ * are expected to cost no more than the full prefill, else 'prefill'. `stepMs`: a decode step's
+ * measured ms, `prefillMs`: the prefill's expected ms (null: not measured; then STEPS_PRIOR decides).
+ * @returns {'steps'|'prefill'}
+ */
+export function cheaperPath(suffix, stepMs, prefillMs) {
+  if (stepMs === null || prefillMs === null) return suffix <= STEPS_PRIOR ? 'steps' : 'prefill';
+  return suffix * stepMs <= prefillMs ? 'steps' : 'prefill';
+}
 
 /**
  * Fetch `url` as bytes, reporting progress (received, total bytes; total 0 when unknown).
@@ -88,6 +109,12 @@ export class Decoder {
   }
 
   #ort; #pairs = []; #flip = false; #shorter; #createPrefill; #prefills = new Map();
+  /** the ids whose keys and values rows 0 .. n - 1 of the cache hold; emptied while a run is in flight */
+  #cached = [];
+  /** measured costs: a decode step's mean ms (the decode session's first run, which does one-off work, left out) */
+  #stepMs = null; #stepsTimed = 0; #decodeRuns = 0;
+  /** the last prefill's ms by graph rows (a graph's build left out) */
+  #prefillMs = new Map();
 
   constructor(ort, context, meta, maxLength, prefill, decode, {shorter = [], createPrefill = null} = {}) {
     this.#ort = ort;
@@ -109,6 +136,15 @@ export class Decoder {
 
   /** bytes of the KV cache on the device (both halves of every pair) */
   get cacheBytes() { return 2 * this.pastNames.length * count(this.kvShape) * 4; }
+
+  /**
+   * The token ids whose keys and values the cache holds in rows 0 .. n - 1 (a copy). Rows after
+   * them are stale: a run's attention stops at its seqlens_k.
+   */
+  get cachedIds() { return this.#cached.slice(); }
+
+  /** The measured costs extend() chooses by: {stepMs (null before any), prefillMs: {rows: ms}}. */
+  get costs() { return {stepMs: this.#stepMs, prefillMs: Object.fromEntries(this.#prefillMs)}; }
 
   async #allocate() {
     const desc = {dataType: 'float32', shape: this.kvShape, readable: false, writable: true};
@@ -154,21 +190,84 @@ export class Decoder {
    * shortest graph that holds it (`prefillRows`); its last token's logits.
    */
   async prefill(ids) {
-    if (ids.length < 1 || ids.length >= this.maxLength) {
-      throw new RangeError(`the prompt takes 1 .. ${this.maxLength - 1} tokens; got ${ids.length}`);
-    }
+    this.#checkPrompt(ids);
+    this.#cached = [];
     const rows = this.prefillRowsFor(ids.length);
     if (!this.#prefills.has(rows)) this.#prefills.set(rows, await this.#createPrefill(rows));
     this.prefillRows = rows;
     this.#flip = false;
     const padded = ids.concat(new Array(rows - ids.length).fill(0));
-    return this.#run(this.#prefills.get(rows), padded, rows - 1, ids.length - 1);
+    const t0 = performance.now();
+    const logits = await this.#run(this.#prefills.get(rows), padded, rows - 1, ids.length - 1);
+    this.#prefillMs.set(rows, performance.now() - t0);
+    this.#cached = ids.slice();
+    return logits;
   }
 
-  /** Decode one token placed at cache row `position` (the cache holds `position` tokens). */
-  step(token, position) {
+  /**
+   * Decode one token placed at cache row `position` (the cache holds `position` tokens). The cache
+   * then holds the ids before `position` and `token`; a position past the recorded ids leaves the
+   * record as it was (the row follows rows it does not know).
+   */
+  async step(token, position) {
     if (position >= this.maxLength) throw new RangeError(`the context is full (${this.maxLength} tokens)`);
-    return this.#run(this.sessions.decode, [token], position, 0);
+    const held = position <= this.#cached.length ? [...this.#cached.slice(0, position), token] : this.#cached;
+    this.#cached = [];
+    const t0 = performance.now();
+    const logits = await this.#run(this.sessions.decode, [token], position, 0);
+    if (this.#decodeRuns++ > 0) {
+      this.#stepMs = ((this.#stepMs ?? 0) * this.#stepsTimed + performance.now() - t0) / (this.#stepsTimed + 1);
+      this.#stepsTimed++;
+    }
+    this.#cached = held;
+    return logits;
+  }
+
+  /**
+   * The logits of the last id of `ids` (1 .. maxLength - 1 ids), computing only what the cache
+   * lacks. `ids` and the cached ids share a prefix of p ids (at most ids.length - 1: the last id's
+   * logits are wanted); the rest either goes through decode steps from row p (mode 'steps',
+   * reusedTokens p) or the whole of `ids` through a prefill from row 0 (mode 'prefill',
+   * reusedTokens 0): ORT's WebNN EP prefills only from row 0. Afterwards the cache holds `ids`.
+   * @param {number[]} ids
+   * @param {{reuse?: 'auto'|'always'|'never'}} options 'auto' (default): steps when the measured
+   *   costs expect them to be cheaper (cheaperPath); 'always': steps whenever a prefix is shared;
+   *   'never': always the full prefill. Nothing shared: the full prefill.
+   * @returns {Promise<{logits: Float32Array, reusedTokens: number, mode: 'steps'|'prefill'}>}
+   */
+  async extend(ids, {reuse = 'auto'} = {}) {
+    if (!['auto', 'always', 'never'].includes(reuse)) throw new TypeError(`reuse: 'auto', 'always' or 'never'; not ${reuse}`);
+    this.#checkPrompt(ids);
+    const cached = this.#cached;
+    const limit = Math.min(cached.length, ids.length - 1);
+    let shared = 0;
+    while (shared < limit && cached[shared] === ids[shared]) shared++;
+    const cheaper = () => cheaperPath(ids.length - shared, this.#stepMs, this.#prefillEstimate(ids.length));
+    const steps = shared > 0 && (reuse === 'always' || (reuse === 'auto' && cheaper() === 'steps'));
+    if (!steps) return {logits: await this.prefill(ids), reusedTokens: 0, mode: 'prefill'};
+    let logits;
+    for (let i = shared; i < ids.length; i++) logits = await this.step(ids[i], i);
+    return {logits, reusedTokens: shared, mode: 'steps'};
+  }
+
+  /**
+   * The expected ms of prefilling `length` ids: the last prefill through the graph that takes them,
+   * else the nearest measured graph's scaled by rows; null before any prefill.
+   */
+  #prefillEstimate(length) {
+    const rows = this.prefillRowsFor(length);
+    if (this.#prefillMs.has(rows)) return this.#prefillMs.get(rows);
+    let nearest = null;
+    for (const measured of this.#prefillMs.keys()) {
+      if (nearest === null || Math.abs(measured - rows) < Math.abs(nearest - rows)) nearest = measured;
+    }
+    return nearest === null ? null : this.#prefillMs.get(nearest) * rows / nearest;
+  }
+
+  #checkPrompt(ids) {
+    if (ids.length < 1 || ids.length >= this.maxLength) {
+      throw new RangeError(`the prompt takes 1 .. ${this.maxLength - 1} tokens; got ${ids.length}`);
+    }
   }
 
   async release() {
@@ -176,5 +275,6 @@ export class Decoder {
     await this.sessions.decode.release();
     for (const {tensors} of this.#pairs) for (const t of tensors) t.dispose();
     this.#pairs = [];
+    this.#cached = [];
   }
 }

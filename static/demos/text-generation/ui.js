@@ -86,7 +86,8 @@ const ms = (value) => (value === null ? '…' : value < 1000 ? `${value.toFixed(
 export function showTimings(ui, timings) {
   ui.ttft.textContent = ms(timings.firstTokenMs ?? null);
   ui.prefillRate.textContent = timings.prefillMs === undefined ? '…'
-    : `${rate(timings.prefillTokensPerSecond)} (${timings.promptTokens} prompt tokens in ${ms(timings.prefillMs)})`;
+    : `${rate(timings.prefillTokensPerSecond)} (${timings.promptTokens} prompt tokens` +
+      `${timings.reusedTokens ? `, ${timings.reusedTokens} from the cache` : ''} in ${ms(timings.prefillMs)})`;
   ui.decodeRate.textContent = rate(timings.decodeTokensPerSecond ?? null);
   ui.tokenCount.textContent = timings.newTokens === undefined ? '…'
     : `${timings.newTokens} new${timings.stopped ? `, ended by ${timings.stopped}` : ''}`;
