@@ -28,7 +28,8 @@ Usage::
 
     python -m tools.bench_llm [--models tiny,smollm2,qwen-shape] [--runtimes webnn-ep,webgpu,wasm]
         [--prompt-tokens 128] [--new-tokens 128] [--max-length L] [--prefill-runs 1] [--bandwidth 4.8e12]
-        [--reference] [--threads 1] [--profile] [--out bench-results/bench-llm.json] [--timeout SECONDS]
+        [--reference] [--threads 1] [--tuning JSON] [--profile] [--out bench-results/bench-llm.json]
+        [--timeout SECONDS]
 
 Exit status: 0 when every runtime ran and the greedy tokens agreed, 1 when one failed or
 disagreed, 2 when the run itself failed.
@@ -37,6 +38,7 @@ disagreed, 2 when the run itself failed.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -111,11 +113,14 @@ def reference_tokens(folder: Path, max_length: int, prompt: list[int], new_token
 
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], prompt: int, new: int,
-             max_length: int | None, prefill_runs: int, threads: int, profile: bool = False) -> str:
+             max_length: int | None, prefill_runs: int, threads: int, profile: bool = False,
+             tuning: dict[str, Any] | None = None) -> str:
     params = {"models": ",".join(FOLDERS[m] for m in models), "runtimes": ",".join(runtimes), "prompt": prompt,
               "new": new, "prefillRuns": prefill_runs, "webnn": "polyfill", "threads": threads}
     if profile:
         params["profile"] = 1
+    if tuning:
+        params["tuning"] = json.dumps(tuning, separators=(",", ":"))
     if max_length:
         params["maxLength"] = max_length
     if threads > 1:
@@ -215,7 +220,8 @@ def format_profiles(run: dict[str, Any]) -> str:
 
 
 def bench(models: list[str], runtimes: list[str], prompt: int, new: int, max_length: int | None, prefill_runs: int,
-          threads: int, timeout_s: float, launches: int = 3, profile: bool = False) -> dict[str, Any]:
+          threads: int, timeout_s: float, launches: int = 3, profile: bool = False,
+          tuning: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the page once in a fresh headless browser; its ``window.lastRun`` plus ``browser``."""
     from playwright.sync_api import sync_playwright
 
@@ -223,7 +229,8 @@ def bench(models: list[str], runtimes: list[str], prompt: int, new: int, max_len
     from tests.live_server import serve_in_thread
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
-        return run_page_retrying(p, page_url(base_url, models, runtimes, prompt, new, max_length, prefill_runs, threads, profile),
+        return run_page_retrying(p, page_url(base_url, models, runtimes, prompt, new, max_length, prefill_runs, threads, profile,
+                                          tuning),
                                  timeout_s, launches, "bench-llm")
 
 
@@ -256,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
+    parser.add_argument("--tuning", type=json.loads, default=None,
+                        help="JSON object of the polyfill's tuning switches for the WebNN EP's context (e.g. '{\"splitK\": 2}')")
     parser.add_argument("--profile", action="store_true",
                         help="then profile the polyfill's prefill and decode graphs (GPU ms per step) and print the slowest")
     args = parser.parse_args(argv)
@@ -276,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         if not folders:
             raise FileNotFoundError("no model to run: " + "; ".join(skipped))
         run = bench(list(folders), runtimes, prompt, new, args.max_length, args.prefill_runs, args.threads, args.timeout,
-                    args.launches, args.profile)
+                    args.launches, args.profile, args.tuning)
         references = {}
         for model in run["models"]:
             name = next(n for n in folders if FOLDERS[n] == model["model"])

@@ -9,7 +9,8 @@
  * has above prompt + new), prefillRuns (timed prefills, the median kept; 1), warmup (1: an untimed
  * prefill and two steps first; 0: none), threads (wasm; see runtimes.js), profile (1: after the
  * timed runs, the GPU time of every step of the polyfill's prefill and decode graphs,
- * llm_profile.js, as each model's `profile`).
+ * llm_profile.js, as each model's `profile`), tuning (JSON: the polyfill's tuning switches for
+ * the webnn-ep runtime's context, tuning.js).
  * The prompt is fixed pseudo-random token ids. Runtimes run one after another, each released
  * before the next loads, so the GPU memory figures are each runtime's own.
  * Sets `window.lastRun` = {adapter, implementation, ortVersion, config, models: [{model,
@@ -56,7 +57,7 @@ async function benchRuntime(runtime, base, maxLength, prompt, config, where) {
   memory.startWindow();
   await progress(`${where}, ${runtime}: loading…`);
   let t = performance.now();
-  const r = await loadRuntime(runtime, base, maxLength);
+  const r = await loadRuntime(runtime, base, maxLength, config.tuning);
   try {
     const result = {loadMs: performance.now() - t, weightFileBytes: r.weightBytes, gpuBytesAfterLoad: memory.live};
     if (r.cacheBytes !== undefined) result.cacheBytes = r.cacheBytes;
@@ -113,7 +114,7 @@ async function benchModel(name, config, where) {
   if (config.profile) {
     await progress(`${where}: ${name}, profiling the polyfill's graphs…`);
     try {
-      result.profile = await profileWebnnEp(base, maxLength, prompt);
+      result.profile = await profileWebnnEp(base, maxLength, prompt, {tuning: config.tuning});
     } catch (error) {
       result.profile = {error: errorText(error)};
     }
@@ -135,7 +136,8 @@ async function main() {
   if (!models.length) throw new TypeError('models: name at least one model folder under /models/');
   const config = {models, runtimes, prompt: count('prompt', 16, 1), new: count('new', 8, 1),
     maxLength: params.has('maxLength') ? count('maxLength', 0, 2) : undefined,
-    prefillRuns: count('prefillRuns', 1, 1), warmup: count('warmup', 1, 0) > 0, profile: params.get('profile') === '1'};
+    prefillRuns: count('prefillRuns', 1, 1), warmup: count('warmup', 1, 0) > 0, profile: params.get('profile') === '1',
+    tuning: params.has('tuning') ? JSON.parse(params.get('tuning')) : null};
   const {implementation} = await ready;
   gpuMemory();  // before any runtime creates a buffer
   const adapter = await adapterInfo();

@@ -37,11 +37,12 @@ function summarize(rows, profile) {
 }
 
 /**
- * Profiles the polyfill's prefill of `prompt` and `steps` decode steps on model folder `base`.
+ * Profiles the polyfill's prefill of `prompt` and `steps` decode steps on model folder `base`
+ * (`tuning`: the context's tuning switches, or null).
  * @returns {Promise<{graphs: object[]} | {skipped: string}>} one summary per graph ORT built
  *   (prefill graphs first by rows, then the decode graph), each after `runs` dispatches
  */
-export async function profileWebnnEp(base, maxLength, prompt, {runs = 3, steps = 8} = {}) {
+export async function profileWebnnEp(base, maxLength, prompt, {runs = 3, steps = 8, tuning = null} = {}) {
   let readProfile, describeGraph;
   try {
     ({readProfile} = await import('/polyfill/profiling.js'));
@@ -50,7 +51,7 @@ export async function profileWebnnEp(base, maxLength, prompt, {runs = 3, steps =
     return {skipped: `no /polyfill/profiling.js (${error?.message ?? error})`};
   }
   const context = await navigator.ml.createContext({deviceType: 'gpu', powerPreference: 'high-performance',
-    polyfill: {profiling: true}});
+    polyfill: {profiling: true, ...(tuning ? {tuning} : {})}});
   const graphs = [];
   const build = MLGraphBuilder.prototype.build;
   MLGraphBuilder.prototype.build = async function (...args) {

@@ -154,9 +154,10 @@ class OrtLoop {
 }
 
 /** The WebNN EP's Decoder on this polyfill, on a context of its own (destroyed on release). */
-async function loadWebnnEp(base, maxLength) {
+async function loadWebnnEp(base, maxLength, tuning) {
   const ort = await ortFor('webnn-ep');
-  const context = await navigator.ml.createContext({deviceType: 'gpu', powerPreference: 'high-performance'});
+  const context = await navigator.ml.createContext({deviceType: 'gpu', powerPreference: 'high-performance',
+    ...(tuning ? {polyfill: {tuning}} : {})});
   const memory = gpuMemory();
   let firstSessionBytes;
   const onProgress = (stage, fraction) => {
@@ -172,9 +173,12 @@ async function loadWebnnEp(base, maxLength) {
   };
 }
 
-/** Loads `runtime` (one of LLM_RUNTIMES) on the model folder `base` for contexts up to `maxLength`. */
-export function loadRuntime(runtime, base, maxLength) {
-  if (runtime === 'webnn-ep') return loadWebnnEp(base, maxLength);
+/**
+ * Loads `runtime` (one of LLM_RUNTIMES) on the model folder `base` for contexts up to `maxLength`;
+ * `tuning`: the polyfill's tuning switches (tuning.js) for the webnn-ep runtime's context, or null.
+ */
+export function loadRuntime(runtime, base, maxLength, tuning = null) {
+  if (runtime === 'webnn-ep') return loadWebnnEp(base, maxLength, tuning);
   if (runtime === 'webgpu' || runtime === 'wasm') return OrtLoop.load(runtime, base, maxLength);
   throw new TypeError(`unknown LLM runtime ${runtime}; known: ${LLM_RUNTIMES.join(', ')}`);
 }
