@@ -182,6 +182,11 @@ def format_table(run: dict[str, Any]) -> str:
             lines.append(f"{model['name']}: the polyfill holds {_mb(polyfill['gpuBytesPrefillSession'])} MB after the "
                          f"prefill session, {_mb(polyfill['gpuBytesAfterLoad'])} MB after the decode session and the KV "
                          f"cache ({_mb(polyfill['cacheBytes'])} MB); largest buffers (MB): {largest}")
+        if "contextCalls" in polyfill:
+            c = polyfill["contextCalls"]
+            lines.append(f"{model['name']}: the polyfill's calls (host ms): " + "; ".join(
+                f"{phase} " + ", ".join(f"{n} {v['ms']:.2f} ({v['calls']:g}×)" for n, v in c[phase].items())
+                for phase in ("prefill", "decodeStep")))
         if "decodeTokensPerS" in polyfill and "decodeTokensPerS" in ort:
             lines.append(f"{model['name']}: decode WebNN EP on the polyfill / ORT-web WebGPU EP = "
                          f"{polyfill['decodeTokensPerS'] / ort['decodeTokensPerS']:.2f}×; TTFT "

@@ -18,11 +18,13 @@
  * ttftTimesMs, prefillRows, prefillTokensPerS, decodeMs, decodeTokensPerS, tokens (greedy: the
  * prefill's then one per step), weightFileBytes, cacheBytes?, gpuBytesAfterLoad,
  * gpuBytesPrefillSession? (webnn-ep: after its first session), gpuLargestAfterLoad (the 12 largest
- * buffers, {bytes, usage}), gpuPeakBytes} | {error}}}]} or `window.lastError` = {name, message}.
+ * buffers, {bytes, usage}), gpuPeakBytes, contextCalls? (webnn-ep: the polyfill's dispatch /
+ * readTensor / writeTensor host ms and calls per prefill and per decode step, llm_profile.js)} |
+ * {error}}}]} or `window.lastError` = {name, message}.
  */
 import {ready} from '/polyfill/webnn.js';
 import {median} from '/demos/image-classification/model.js';
-import {profileWebnnEp} from './llm_profile.js';
+import {profileWebnnEp, timeContextCalls} from './llm_profile.js';
 import {LLM_RUNTIMES, gpuMemory, loadRuntime} from './llm_runtimes.js';
 import {ortVersion} from './runtimes.js';
 
@@ -71,17 +73,23 @@ async function benchRuntime(runtime, base, maxLength, prompt, config, where) {
     }
     const ttft = [];
     let token;
+    // the polyfill's context calls during the timed runs (webnn-ep): where the host time goes
+    const polyfillCalls = runtime === 'webnn-ep' && globalThis.MLContext;
+    let calls = polyfillCalls ? timeContextCalls() : null;
     for (let i = 0; i < config.prefillRuns; i++) {
       await progress(`${where}, ${runtime}: prefill ${i + 1} of ${config.prefillRuns} (${prompt.length} tokens)…`);
       t = performance.now();
       token = argmax(await r.prefill(prompt));
       ttft.push(performance.now() - t);
     }
+    const prefillCalls = calls?.stop(config.prefillRuns);
     await progress(`${where}, ${runtime}: ${config.new} decode steps…`);
     const tokens = [token];
+    calls = polyfillCalls ? timeContextCalls() : null;
     t = performance.now();
     for (let i = 0; i < config.new; i++) tokens.push(argmax(await r.step(tokens.at(-1), prompt.length + i)));
     const decodeMs = performance.now() - t;
+    if (calls) result.contextCalls = {prefill: prefillCalls, decodeStep: calls.stop(config.new)};
     const ttftMs = median(ttft);
     return {...result, ttftMs, ttftTimesMs: ttft, prefillRows: r.prefillRows(prompt.length),
       prefillTokensPerS: 1000 * prompt.length / ttftMs, decodeMs, decodeTokensPerS: 1000 * config.new / decodeMs,

@@ -10,6 +10,34 @@ import {Decoder} from '/demos/text-generation/decoder.js';
 import {ortFor} from './runtimes.js';
 
 const TOP = 12;
+
+/**
+ * Host-side time of the polyfill's MLContext calls while it runs: `dispatch` (the JavaScript that
+ * encodes and submits a graph), `readTensor` (from the call until its promise settles: the wait for
+ * the GPU and the copy back) and `writeTensor`, summed with their counts. `stop()` restores the
+ * methods and returns the sums, each divided by `per` (the runs timed).
+ */
+export function timeContextCalls() {
+  const names = ['dispatch', 'readTensor', 'writeTensor'];
+  const saved = Object.fromEntries(names.map((n) => [n, MLContext.prototype[n]]));
+  const sums = Object.fromEntries(names.map((n) => [n, {ms: 0, calls: 0}]));
+  for (const n of names) {
+    MLContext.prototype[n] = function (...args) {
+      const t0 = performance.now();
+      const result = saved[n].apply(this, args);
+      const done = () => { sums[n].ms += performance.now() - t0; sums[n].calls++; };
+      if (result instanceof Promise) return result.finally(done);
+      done();
+      return result;
+    };
+  }
+  return {
+    stop(per = 1) {
+      Object.assign(MLContext.prototype, saved);
+      return Object.fromEntries(names.map((n) => [n, {ms: sums[n].ms / per, calls: sums[n].calls / per}]));
+    },
+  };
+}
 const argmax = (a) => a.reduce((best, v, i) => (v > a[best] ? i : best), 0);
 
 /** Steps summed by kernel and by the first operator's type, largest first, {name, ms, steps}. */
