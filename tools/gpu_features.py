@@ -55,7 +55,10 @@ async ({size, reps, bandwidth, products}) => {
       componentType: c.componentType, resultComponentType: c.resultComponentType, M: c.M, N: c.N, K: c.K})),
   };
   const wanted = ['shader-f16', 'timestamp-query', 'subgroups', 'chromium-experimental-subgroup-matrix'];
-  const device = await adapter.requestDevice({requiredFeatures: wanted.filter((f) => adapter.features.has(f))});
+  // the adapter's buffer limits: the streaming reads go up to 1 GiB (the default limits stop at 256 MiB)
+  const device = await adapter.requestDevice({requiredFeatures: wanted.filter((f) => adapter.features.has(f)),
+    requiredLimits: {maxBufferSize: adapter.limits.maxBufferSize,
+      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize}});
   const errors = [];
   device.addEventListener('uncapturederror', (e) => errors.push(e.error.message));
   const mk = (bytes, usage) => device.createBuffer({size: bytes, usage});
