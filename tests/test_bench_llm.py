@@ -1,8 +1,9 @@
 """``python -m tools.bench_llm`` end to end on the tiny random decoder: the WebNN EP on the
 polyfill, ORT-web's WebGPU EP and its wasm EP in one headless page, with a few tokens. Every
 runtime's greedy tokens must equal onnxruntime's CPU EP (``--reference``, this Python) and hence
-each other's; the table is printed and the JSON holds the timings and GPU bytes. The tool runs as a
-user runs it, in a process of its own (Playwright's sync API cannot start inside the suite's own).
+each other's; the table is printed and the JSON holds the timings and GPU bytes; with ``--profile``
+and ``--tuning``, the polyfill's graphs' steps under those switches. The tool runs as a user runs
+it, in a process of its own (Playwright's sync API cannot start inside the suite's own).
 """
 
 from __future__ import annotations
@@ -43,3 +44,26 @@ def test_bench_llm_runtimes_agree_on_the_tiny_decoder(tmp_path):
     assert model["floor"]["bandwidth"] == 3.35e12
     assert model["floor"]["bytesPerToken"] == decode_bytes(prepare("tiny"), 16)
     assert "| tiny | ORT-web WebNN EP on the polyfill |" in done.stdout and "tiny: floor" in done.stdout
+
+
+def test_bench_llm_profiles_the_polyfill_with_its_tuning(tmp_path):
+    """``--profile`` profiles the polyfill's prefill and decode graphs (their steps' kernels) and the
+    timed runs count the polyfill's calls; ``--tuning`` reaches the WebNN EP's context: with a
+    scatterSearchMax of 1, a decode step's cache writes take the copy, claim and write steps."""
+    out = tmp_path / "bench-llm.json"
+    done = subprocess.run([sys.executable, "-m", "tools.bench_llm", "--models", "tiny", "--runtimes", "webnn-ep",
+                           "--prompt-tokens", str(PROMPT), "--new-tokens", str(NEW), "--profile",
+                           "--tuning", '{"scatterSearchMax": 1}', "--timeout", "120", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    (model,) = json.loads(out.read_text(encoding="utf-8"))["models"]
+    graphs = {g["rows"]: g for g in model["profile"]["graphs"]}
+    assert sorted(graphs) == [1, model["runtimes"]["webnn-ep"]["prefillRows"]], graphs.keys()
+    for g in graphs.values():
+        assert g["runs"] > 0 and g["steps"] == sum(k["steps"] for k in g["byKernel"]) and g["totalMs"] > 0
+    kernels = {k["name"] for k in graphs[1]["byKernel"]}
+    assert "scatterND_claim" in kernels and not any(k.startswith("scatterND_search") for k in kernels), kernels
+    calls = model["runtimes"]["webnn-ep"]["contextCalls"]
+    # a decode step is one dispatch and one readTensor (the logits) of the polyfill
+    assert calls["decodeStep"]["dispatch"]["calls"] == 1 and calls["decodeStep"]["readTensor"]["calls"] == 1, calls
+    assert f"{model['name']}, 1-row graph:" in done.stdout and "the polyfill's calls (host ms)" in done.stdout

@@ -53,15 +53,18 @@ function totalsBy(steps, key) {
   return [...sums.values()].sort((a, b) => b.ms - a.ms);
 }
 
-/** One graph's profile in short: its rows, steps, mean GPU ms per dispatch, the slowest steps. */
+/**
+ * One graph's profile in short: its rows, steps, mean GPU ms per dispatch, the TOP slowest steps,
+ * and every kernel's and first operator's total.
+ */
 function summarize(rows, profile) {
   const slowest = [...profile.steps].sort((a, b) => b.ms - a.ms).slice(0, TOP).map((s) => ({
     index: s.index, ms: s.ms, kernel: s.kernel, workgroups: s.workgroups, workgroupSize: s.workgroupSize,
     operators: s.operators.map((o) => o.type),
   }));
   return {rows, runs: profile.runs, steps: profile.steps.length, totalMs: profile.totalMs, slowest,
-    byKernel: totalsBy(profile.steps, (s) => s.kernel).slice(0, TOP),
-    byOperator: totalsBy(profile.steps, (s) => s.operators[0]?.type ?? '(input)').slice(0, TOP)};
+    byKernel: totalsBy(profile.steps, (s) => s.kernel),
+    byOperator: totalsBy(profile.steps, (s) => s.operators[0]?.type ?? '(input)')};
 }
 
 /**
