@@ -42,7 +42,7 @@ ONNX_NODE_STAMP := server/models/generated/onnx-node/.generated
 LLM_EXTRA_STAMP := $(VENV)/.installed-llm
 LLM_DIR := server/models/generated/smollm2-135m
 LLM_BITS ?= 4
-BENCH_QUANT_ARGS ?= --quantized auto --only-shapes --kernels auto
+BENCH_QUANT_ARGS ?= --quantized auto --only-shapes --kernels auto --sustain 400
 LLM_STAMP := $(LLM_DIR)/.converted-$(LLM_BITS)
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -121,7 +121,8 @@ bench-interop: setup
 # (tools/bench_ort.py --help; --doc regenerates docs/performance.md's table from that JSON).
 # Then the LLM rows (make bench-llm) and the packed-weight products: int8 / int4 matrix-vector and
 # 128-row products beside float32 (tools/bench_matmul.py --quantized auto: 4096 and 8192 on a GPU,
-# 256 and 512 on SwiftShader; bench-results/matmul.json). bench-ort is its former name.
+# 256 and 512 on SwiftShader; each also timed after 400 ms of back-to-back dispatches, the GPU clocked
+# up: --sustain; bench-results/matmul.json). bench-ort is its former name.
 .PHONY: bench bench-ort bench-llm
 bench bench-ort: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the benchmark" >&2; exit 1; }; \
