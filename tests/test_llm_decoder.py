@@ -137,3 +137,27 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
         assert len(got["attention"]) == 6, got["attention"]
         for ops in got["attention"]:
             assert ops.count("expand") == 2 and "softmax" in ops, ops
+
+
+def test_a_long_prompt_prefills_through_the_cache_pairs_and_rotary_pairs(webnn_page, server_url):
+    """A 40-token prompt prefills through the 64-row graph (128 update slices per cache write: the
+    copy, claim and write steps, over scatterSearchMax) on a hardware adapter's plan: the tokens
+    equal onnxruntime's, and a layer's K and V cache writes share their three steps and its q and k
+    rotaries one step also there (the prompt's position range, 512 bytes, is one constant for every
+    rotary: compile/cse.js compares constants by contents)."""
+    if not (VENDOR / "ort.min.mjs").is_file():
+        pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
+    name = "llm-tiny-4"
+    folder = REPO / "server" / "models" / "generated" / name
+    write_tiny(folder, bits=4, ff=100)
+    prompt = [(i * 37 + 5) % 300 for i in range(40)]
+    expected = OrtDecoder(folder, 64).generate(prompt, 8)
+    result = run_js(webnn_page, server_url, _HARDWARE_PLAN + _BODY % {
+        "name": name, "L": 64, "device": "gpu", "prompt": json.dumps(prompt), "n": 8})
+    assert "ok" in result, result
+    got = result["ok"]
+    assert got["tokens"] == expected
+    assert got["prefillRows"] == 64 and got["graphs"] == 2, got
+    # the 64-row prefill graph, then the decode graph
+    assert got["cacheSteps"] == [[2] * 6, [2, 2]], got["cacheSteps"]
+    assert got["rotarySteps"] == [[2, 2], [2, 2]], got["rotarySteps"]
