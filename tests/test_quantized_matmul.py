@@ -481,3 +481,43 @@ def test_ort_matmul_nbits(webnn_page, server_url, seq, bits):
         None, {"x": x})[0].ravel()
     assert np.abs(expected).max() > 0.5
     np.testing.assert_allclose(np.array(got["y"], np.float32), expected, rtol=0, atol=ATOL)
+
+
+_SPLIT_JS = """
+const {configureContext} = await import('/polyfill/options.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
+const context = await navigator.ml.createContext();
+configureContext(context, {tuning: {adapterInfo: {vendor: 'nvidia', architecture: 'hopper', description: '',
+  isFallbackAdapter: false}}});
+// [128, 256] x [256, 4096]: 2 x 64 tiles of 64 x 64, 128 workgroups
+const kernels = async (packed) => {
+  const b = new MLGraphBuilder(context);
+  const a = b.input('a', {dataType: 'float32', shape: [128, 256]});
+  let w;
+  if (packed) {
+    const q = b.constant({dataType: 'uint4', shape: [4096, 8, 32]}, new Uint8Array(4096 * 256 / 2).fill(0x5a));
+    const s = b.constant({dataType: 'float32', shape: [4096, 8, 1]}, new Float32Array(4096 * 8).fill(0.5));
+    const z = b.constant({dataType: 'uint4', shape: [4096, 8, 1]}, new Uint8Array(4096 * 8 / 2).fill(0x88));
+    w = b.transpose(b.reshape(b.dequantizeLinear(q, s, z), [4096, 256]));
+  } else {
+    w = b.constant({dataType: 'float32', shape: [256, 4096]}, new Float32Array(256 * 4096).fill(0.5));
+  }
+  const graph = await b.build({y: b.matmul(a, w)});
+  const out = describeGraph(graph).steps.map((st) => st.kernel);
+  graph.destroy();
+  return out;
+};
+const result = {packed: await kernels(true), float: await kernels(false)};
+context.destroy();
+return result;
+"""
+
+
+def test_packed_prefill_products_split_to_more_workgroups(webnn_page, server_url):
+    """On a hardware adapter a product of 128 workgroups is not split along K when its B is
+    float32 (SPLIT_GROUPS), and split with a reduce step when B is packed weights
+    (PACKED_SPLIT_GROUPS: a prefill's products ran faster so)."""
+    result = run_js(webnn_page, server_url, _SPLIT_JS)
+    assert "ok" in result, result
+    assert result["ok"]["float"] == ["matmul_tiled"], result["ok"]
+    assert result["ok"]["packed"] == ["matmul_tiled_split_qu4zu4", "matmul_split_reduce"], result["ok"]

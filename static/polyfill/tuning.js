@@ -53,7 +53,7 @@ export const SWITCHES = Object.freeze({
     valid: oneOf('invocation', 'workgroup'), what: 'row kernels (softmax, reductions, normalizations): one invocation or one workgroup a row'},
   splitK: {default: undefined, unit: 'count (1: never split)', readBy: 'ops/matmul_kernels.js splitCount', valid: positiveInt,
     what: 'split every tiled product into this many ranges of K'},
-  splitGroups: {default: undefined, unit: 'workgroups (default 128)', readBy: 'ops/matmul_kernels.js splitCount', valid: positiveInt,
+  splitGroups: {default: undefined, unit: 'workgroups (default 128; 1024 for packed-weight products)', readBy: 'ops/matmul_kernels.js splitCount', valid: positiveInt,
     what: 'products of fewer workgroups are split along K'},
   splitMinK: {default: undefined, unit: 'elements of K (default 64)', readBy: 'ops/matmul_kernels.js splitCount', valid: positiveInt,
     what: 'the least depth of one split'},

@@ -29,6 +29,12 @@ const GEMV_ROWS = 4;
 const WIDE_TILES = 96;
 /** Split K (products of fewer than half this many workgroups) into as many ranges as keep a product within this many workgroups... */
 const SPLIT_GROUPS = 128;
+/**
+ * SPLIT_GROUPS of packed-weight products: a tile that dequantizes in its loads costs more, and an
+ * LLM prefill's products (128 rows, K of a few hundred to a few thousand) ran faster split until
+ * about this many workgroups (docs/packed-weights.md).
+ */
+const PACKED_SPLIT_GROUPS = 1024;
 /** ...products of three quarters as many up to SPLIT_GROUPS this many ways (those between half and three quarters: none). */
 const NEAR_SPLIT = 4;
 /** ...but give each split at least this much of K (a multiple of the 16-deep slices). */
@@ -52,7 +58,8 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
 
 /**
  * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
- * (they run the blocked kernel) and for products of SPLIT_GROUPS workgroups or more; NEAR_SPLIT
+ * (they run the blocked kernel) and for products of SPLIT_GROUPS (PACKED_SPLIT_GROUPS when
+ * `packed`: its B packed weights) workgroups or more; NEAR_SPLIT
  * from three quarters of that; 1 from half of it (the reduce step would cost what the split
  * saves); else as many splits as keep the product within SPLIT_GROUPS workgroups (at least 2),
  * not more: past the GPU's core count some cores run two workgroups and the product waits for
@@ -61,10 +68,10 @@ export function chooseMatmulKernel(ctx, M, N, batches) {
  * choices (tuning.js); docs/design-notes.md has the measurements behind them.
  * @returns {number} splits (1 = none)
  */
-export function splitCount(ctx, groups, K) {
+export function splitCount(ctx, groups, K, packed = false) {
   const o = ctx.tuning;
   if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
-  const target = o.splitGroups ?? SPLIT_GROUPS;
+  const target = o.splitGroups ?? (packed ? PACKED_SPLIT_GROUPS : SPLIT_GROUPS);
   if (isSoftwareAdapter(ctx) || groups >= target) return 1;
   let wanted;
   if (groups >= target * 3 / 4) wanted = o.nearSplit ?? NEAR_SPLIT;
@@ -360,7 +367,7 @@ export function matmulStep(L, p) {
     uniforms.tilesN = Math.ceil(N / tile);
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
-    const splits = splitCount(L.ctx, groups, K);
+    const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant));
     if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, bValues, c, y]});
     shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
   }
