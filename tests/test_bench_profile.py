@@ -39,12 +39,18 @@ def test_bench_matmul_shapes_and_override_variants():
     """--shapes parses MxKxN into matmul cases; --overrides become labelled variants next to the kernels."""
     import pytest
 
-    from tools.bench_matmul import parse_shapes, shape_cases, variants
+    import argparse
+
+    from tools.bench_matmul import parse_shapes, parse_sizes, shape_cases, variants
 
     assert parse_shapes("128x768x2304, 4000X4000x4000,") == [(128, 768, 2304), (4000, 4000, 4000)]
     for bad in ("128x768", "0x4x4", "axbxc"):
-        with pytest.raises(ValueError):
+        with pytest.raises(argparse.ArgumentTypeError, match="MxKxN"):
             parse_shapes(bad)
+    assert parse_sizes("4096, 896x4864") == [4096, (896, 4864)] and parse_sizes("auto") == "auto"
+    for bad in ("100x64", "64x", "0", "64x128x2", "abc"):
+        with pytest.raises(argparse.ArgumentTypeError, match="S or KxN"):
+            parse_sizes(bad)
     (case,) = shape_cases([(128, 768, 2304)])
     assert case["inputs"] == {"a": [128, 768], "b": [768, 2304]} and case["flops"] == 2 * 128 * 768 * 2304
     assert variants(["auto", "tiled"], [{"matmul": "tiled", "splitK": 2}]) == [

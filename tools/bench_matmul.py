@@ -16,8 +16,9 @@ The browser is configured as the test suite's (``$WEBNN_CHROMIUM``, ``$WEBNN_CHR
 Usage::
 
     python -m tools.bench_matmul [--reps N] [--batch N] [--max-size N] [--kernels a,b]
-                                 [--shapes MxKxN,...] [--quantized S,...] [--only-shapes] [--overrides JSON]
-                                 [--rounds N] [--out bench-results/matmul.json] [--timeout SECONDS] [--profile]
+                                 [--shapes MxKxN,...] [--quantized S|KxN,...] [--rows M,...] [--only-shapes]
+                                 [--overrides JSON] [--rounds N] [--sustain MS] [--out bench-results/matmul.json]
+                                 [--timeout SECONDS] [--profile]
 
 ``--shapes`` adds float32 matmuls [M, K] x [K, N] (e.g. BERT-base's 128x768x2304, or 4000x4000x4000
 next to 4096^3); ``--only-shapes`` drops the built-in cases. ``--overrides`` adds variants: a JSON
@@ -25,12 +26,17 @@ list of ``kernelOverrides`` objects (e.g. ``[{"matmul": "tiled", "splitK": 2}]``
 every matrix case next to the ``--kernels``, labelled by its JSON.
 
 ``--quantized 4096,8192`` adds quantized products as ORT's WebNN EP writes ONNX MatMulNBits (int8
-and int4 S x S weights, block-wise scales and zero points: one quantizedMatmul step each) for a
-decode step (M = 1) and prefill (M = 128), each beside the float32 product of the same shape (its
+and int4 S x S weights, or K x N for a size KxN such as 896x4864, block-wise scales and zero
+points: one quantizedMatmul step each) for a decode step (M = 1) and prefill (M = 128; ``--rows``
+sets the Ms), each beside the float32 product of the same shape (its
 B a constant too), with the GB/s of weights read (packed bytes for the quantized; with
 ``--profile`` also from the steps' GPU timestamps). For the H200 target:
 ``python -m tools.bench_matmul --quantized 4096,8192 --only-shapes --kernels auto --profile``
 (``--quantized auto``: those sizes on a GPU, 256 and 512 on SwiftShader; ``make bench`` runs it so).
+
+``--sustain MS`` times each row once more after MS of back-to-back dispatches (a GPU lowers its
+clocks when lightly loaded: a dispatch-and-read loop runs mostly at the low clock); with
+``--profile`` its GPU ms are then that batch's.
 
 ``--profile`` runs in the polyfill's profiling mode (one timestamped pass per step, so the times
 include that cost) and prints the 10 slowest GPU steps over all cases.
@@ -96,18 +102,24 @@ def parse_sizes(text: str) -> list[int | tuple[int, int]] | str:
         return "auto"
     sizes = []
     for t in (t.strip() for t in text.split(",") if t.strip()):
-        dims = tuple(int(d) for d in t.split("x"))
+        try:
+            dims = tuple(int(d) for d in t.split("x"))
+        except ValueError:
+            dims = ()
         if len(dims) not in (1, 2) or any(d < 32 or d % QUANT_BLOCK for d in dims):
-            raise ValueError(f"sizes must be S or KxN, positive multiples of {QUANT_BLOCK}: {text!r}")
+            raise argparse.ArgumentTypeError(f"{t!r}: a size is S or KxN, positive multiples of {QUANT_BLOCK}")
         sizes.append(dims[0] if len(dims) == 1 else dims)
     return sizes
 
 
 def parse_sizes_any(text: str) -> list[int]:
     """``"1,128"`` -> [1, 128] (positive integers)."""
-    sizes = [int(t) for t in text.split(",") if t.strip()]
+    try:
+        sizes = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        sizes = []
     if not sizes or min(sizes) < 1:
-        raise ValueError(f"expected positive integers: {text!r}")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected positive integers, comma-separated")
     return sizes
 
 
@@ -115,13 +127,16 @@ def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     """``"128x768x2304,4000x4000x4000"`` -> [(128, 768, 2304), (4000, 4000, 4000)].
 
     Raises:
-        ValueError: an item is not three positive integers joined by x.
+        argparse.ArgumentTypeError: an item is not three positive integers joined by x.
     """
     out = []
     for item in filter(None, (t.strip() for t in text.split(","))):
-        dims = [int(d) for d in item.lower().split("x")]
+        try:
+            dims = [int(d) for d in item.lower().split("x")]
+        except ValueError:
+            dims = []
         if len(dims) != 3 or min(dims) < 1:
-            raise ValueError(f"shape {item!r}: expected MxKxN, three positive integers")
+            raise argparse.ArgumentTypeError(f"shape {item!r}: expected MxKxN, three positive integers")
         out.append(tuple(dims))
     return out
 
@@ -333,6 +348,13 @@ def bench(case_list, kernels, reps: int, batch: int, timeout_s: float, launches:
                           [case_list, variants(kernels, overrides) * rounds, reps, batch, sustain], timeout_s, launches)
 
 
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected milliseconds >= 0")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m tools.bench_matmul", description=__doc__.splitlines()[0])
@@ -343,8 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", type=parse_shapes, default=[], help="extra matmuls MxKxN, comma-separated")
     parser.add_argument("--only-shapes", action="store_true", help="time only the --shapes (and --quantized) cases")
     parser.add_argument("--quantized", type=parse_sizes, default=[],
-                        help="sizes S (e.g. 4096,8192; auto: 4096,8192 on a GPU, 256,512 on SwiftShader): int8 and "
-                             "int4 S x S weights, M = 1 and M = 128, each beside the float32 product of the same shape")
+                        help="sizes S or KxN (e.g. 4096,896x4864; auto: 4096,8192 on a GPU, 256,512 on SwiftShader): "
+                             "int8 and int4 S x S (K x N) weights, M of --rows, each beside the float32 product of the same shape")
     parser.add_argument("--rows", type=parse_sizes_any, default=[1, 128],
                         help="M of the --quantized cases (default 1,128: a decode step and a prefill)")
     parser.add_argument("--overrides", type=json.loads, default=[],
@@ -355,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=540.0, help="seconds for the whole page run")
     parser.add_argument("--profile", action="store_true",
                         help="profiling mode: print the 10 slowest GPU steps (times then include profiling)")
-    parser.add_argument("--sustain", type=float, default=0,
+    parser.add_argument("--sustain", type=_non_negative, default=0,
                         help="ms of back-to-back dispatches per row before a further timed batch, the GPU's clocks "
                              "raised (column 'sustained ms'; with --profile the GPU ms are that batch's)")
     args = parser.parse_args(argv)
