@@ -250,6 +250,17 @@ def _bandwidth(value: str) -> float:
     return BANDWIDTHS[value.lower()] if value.lower() in BANDWIDTHS else float(value)
 
 
+def _tuning(text: str) -> dict[str, Any]:
+    """--tuning: a JSON object (its switches are checked by the polyfill's createContext)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc.msg}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f'expected a JSON object of tuning switches, e.g. \'{{"splitK": 2}}\': {text!r}')
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m tools.bench_llm", description=__doc__.splitlines()[0])
@@ -268,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
-    parser.add_argument("--tuning", type=json.loads, default=None,
+    parser.add_argument("--tuning", type=_tuning, default=None,
                         help="JSON object of the polyfill's tuning switches for the WebNN EP's context (e.g. '{\"splitK\": 2}')")
     parser.add_argument("--profile", action="store_true",
                         help="then profile the polyfill's prefill and decode graphs (GPU ms per step) and print the slowest")
@@ -279,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     new = args.new_tokens or defaults[1]
     models = _names(parser, args.models or defaults[2], tuple(FOLDERS), "--models")
     runtimes = _names(parser, args.runtimes, RUNTIMES, "--runtimes")
+    if (args.tuning or args.profile) and "webnn-ep" not in runtimes:
+        parser.error("--tuning and --profile concern the webnn-ep runtime; add it to --runtimes")
     skipped, folders = [], {}
     try:
         for name in models:

@@ -20,8 +20,9 @@ each ``--variant``), in a fresh headless Chromium:
 Run it where ``$WEBNN_CHROMIUM``/``$WEBNN_CHROMIUM_ARGS`` name the browser (the GPU host's
 ``env.sh`` sets them). Usage::
 
-    python -m tools.gpu_features [--variant "--enable-dawn-features=vulkan_enable_f16_on_nvidia"]
-                                 [--size 4096] [--reps 20] [--gpu-page] [--out FILE.json]
+    python -m tools.gpu_features [--variant="--enable-dawn-features=vulkan_enable_f16_on_nvidia"]
+                                 [--size 4096] [--reps 20] [--bandwidth MIB,...] [--no-products]
+                                 [--gpu-page] [--timeout SECONDS] [--out FILE.json]
 
 Prints one block per flag set and writes the whole result as JSON with ``--out``.
 """
@@ -113,8 +114,8 @@ def print_block(r: dict[str, Any]) -> None:
     print(f"   subgroup matrix configurations: {', '.join(cfgs) or 'none'}")
     print(f"   shader-f16: {r.get('f16Shader')}")
     for b in r.get("bandwidth", []):
-        print(f"   read {b['mib']} MiB ({b['fill']}): " + (f"error {b['error']}" if "error" in b else f"{b['ms']:.4f} ms = {b['gbps']:.0f} GB/s alone, "
-                                                                                 f"{b['batchedMs']:.4f} ms = {b['batchedGbps']:.0f} GB/s 20 in a pass"))
+        print(f"   read {b['mib']} MiB ({b['fill']}): " + (f"error {b['error']}" if "error" in b else f"{b['ms']:.4f} ms = {b['gbps']:.1f} GB/s alone, "
+                                                                                 f"{b['batchedMs']:.4f} ms = {b['batchedGbps']:.1f} GB/s 20 in a pass"))
     for prod in r.get("products", []):
         if "error" in prod:
             print(f"   {prod['name']}: error {prod['error']}")
