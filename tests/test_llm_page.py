@@ -314,6 +314,19 @@ def test_page_says_how_to_convert_a_missing_model(webnn_page):
     assert page.is_disabled("#generate")
 
 
+@pytest.mark.parametrize("query, says", [("reuse=bogus", "auto, always or never"), ("device=npu", "gpu or cpu")])
+def test_page_names_a_mistyped_url_parameter(webnn_page, query, says):
+    """A URL parameter out of its values is reported as such (no model load tried, no console
+    error), with the values it takes."""
+    page = webnn_page
+    page.goto(f"/demos/text-generation/?model={TINY}&{query}")
+    page.wait_for_function(_READY)
+    status = page.evaluate("() => window.demoStatus")
+    assert status["state"] == "error" and status["error"].startswith("Check the page's address"), status
+    assert says in status["error"], status
+    assert page.is_disabled("#generate")
+
+
 _SMOLLM_FILES = ("genai_config.json", "model.onnx.data", "model-256.onnx", "tokenizer.json", "tokenizer_config.json")
 
 

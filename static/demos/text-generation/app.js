@@ -177,8 +177,19 @@ async function main() {
   };
   window.addEventListener('unhandledrejection', onRejection);
   let app;
+  let options;
   try {
-    const options = readOptions(location.search);
+    options = readOptions(location.search);
+  } catch (error) {
+    // a mistyped URL parameter: say so, with the values it takes (no model was tried)
+    const message = `Check the page's address: ${messageOf(error)}`;
+    view.showStatus(ui, 'Failed.');
+    view.showError(ui, message);
+    window.demoStatus = {state: 'error', error: message};
+    window.removeEventListener('unhandledrejection', onRejection);
+    return;
+  }
+  try {
     app = await load(ui, options);
     window.removeEventListener('unhandledrejection', onRejection);
     if (!app) return;
