@@ -314,10 +314,12 @@ def test_page_says_how_to_convert_a_missing_model(webnn_page):
     assert page.is_disabled("#generate")
 
 
-@pytest.mark.parametrize("query, says", [("reuse=bogus", "auto, always or never"), ("device=npu", "gpu or cpu")])
-def test_page_names_a_mistyped_url_parameter(webnn_page, query, says):
-    """A URL parameter out of its values is reported as such (no model load tried, no console
-    error), with the values it takes."""
+@pytest.mark.parametrize("query, says", [("reuse=bogus", "auto, always or never"), ("device=npu", "gpu or cpu"),
+                                         ("ctx=abc", "a context length"), ("ctx=63", "this model has contexts")])
+def test_page_names_a_mistyped_url_parameter(webnn_page, tiny, query, says):
+    """A URL parameter out of its values (a context the converted model has no graph for included)
+    is reported as such, with the values it takes: no model load, no console error, no `make llm`
+    notice."""
     page = webnn_page
     page.goto(f"/demos/text-generation/?model={TINY}&{query}")
     page.wait_for_function(_READY)

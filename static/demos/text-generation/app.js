@@ -29,11 +29,13 @@ export function readOptions(search) {
   // WebGPU unless asked for the CPU context
   const device = params.get('device') || 'gpu';
   if (device !== 'gpu' && device !== 'cpu') throw new TypeError(`?device=${device}: gpu or cpu`);
-  const ctx = Number.parseInt(params.get('ctx') ?? '', 10);
+  const ctxText = params.get('ctx') || null;
+  const ctx = ctxText === null ? null : Number(ctxText);
+  if (ctx !== null && !(Number.isInteger(ctx) && ctx > 1)) throw new TypeError(`?ctx=${ctxText}: a context length, e.g. 256`);
   // decoder.extend's policy for the cached prefix of each turn's prompt
   const reuse = params.get('reuse') || 'auto';
   if (!['auto', 'always', 'never'].includes(reuse)) throw new TypeError(`?reuse=${reuse}: auto, always or never`);
-  return {model, device, maxLength: Number.isFinite(ctx) ? ctx : null, prompt: params.get('prompt'),
+  return {model, device, maxLength: ctx, prompt: params.get('prompt'),
     autorun: params.get('autorun') === '1', reuse};
 }
 
@@ -41,15 +43,17 @@ function messageOf(error) {
   return error instanceof Error || error instanceof DOMException ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** The files of REQUIRED (and the context's graph) that the model folder lacks; null: no folder. */
-async function missingFiles(model, maxLength) {
+/**
+ * The files of REQUIRED and a graph that the model folder lacks; null: no folder. A context the
+ * converted model has no graph for is not a missing file: Decoder.load names the contexts it has.
+ */
+async function missingFiles(model) {
   const response = await fetch('/api/models');
   if (!response.ok) throw new Error(`GET /api/models: HTTP ${response.status}`);
   const files = (await response.json()).models[model];
   if (!files) return null;
   const graphs = files.filter((f) => /^model-\d+\.onnx$/.test(f));
-  return [...REQUIRED.filter((f) => !files.includes(f)), ...(graphs.length ? [] : ['model-<L>.onnx']),
-    ...(maxLength && graphs.length && !graphs.includes(`model-${maxLength}.onnx`) ? [`model-${maxLength}.onnx`] : [])];
+  return [...REQUIRED.filter((f) => !files.includes(f)), ...(graphs.length ? [] : ['model-<L>.onnx'])];
 }
 
 /** "polyfill WebNN on WebGPU: google / swiftshader (fallback adapter)" for the context. */
@@ -63,16 +67,28 @@ async function describeContext(context, implementation) {
   return `polyfill WebNN on WebGPU: ${name}${notes.length ? ` (${notes.join(', ')})` : ''}`;
 }
 
-/** Loads everything; returns the app state, or null when the model is not converted. */
+/** A URL parameter out of its values: said on the page with the values it takes (no model is loaded). */
+function addressError(ui, text) {
+  const message = `Check the page's address: ${text}`;
+  view.showStatus(ui, 'Failed.');
+  view.showError(ui, message);
+  window.demoStatus = {state: 'error', error: message};
+}
+
+/** Loads everything; returns the app state, or null when the model is not converted or the address is wrong. */
 async function load(ui, options) {
   const base = `/models/${options.model}/`;
-  const missing = await missingFiles(options.model, options.maxLength);
+  const missing = await missingFiles(options.model);
   if (missing === null || missing.length) {
     view.showMissing(ui, options.model, missing ?? []);
     window.demoStatus = {state: 'missing', missing: missing ?? ['the folder']};
     return null;
   }
   const meta = await (await fetch(base + 'genai_config.json')).json();
+  if (options.maxLength !== null && !meta.max_lengths.includes(options.maxLength)) {
+    addressError(ui, `?ctx=${options.maxLength}: this model has contexts ${meta.max_lengths.join(', ')}`);
+    return null;
+  }
   const maxLength = options.maxLength ?? Math.min(...meta.max_lengths);
   view.showSettings(ui, {...options, maxLength}, meta.max_lengths);
   // Imported here rather than statically so that a polyfill or ORT failing to load shows on the page.
@@ -181,11 +197,7 @@ async function main() {
   try {
     options = readOptions(location.search);
   } catch (error) {
-    // a mistyped URL parameter: say so, with the values it takes (no model was tried)
-    const message = `Check the page's address: ${messageOf(error)}`;
-    view.showStatus(ui, 'Failed.');
-    view.showError(ui, message);
-    window.demoStatus = {state: 'error', error: message};
+    addressError(ui, messageOf(error));
     window.removeEventListener('unhandledrejection', onRejection);
     return;
   }
