@@ -92,28 +92,52 @@ function lowerGatherND(node, L) {
 }
 
 /**
- * The three scatter steps: copy the input and clear the winners; each update claims its target
- * with atomicMax(update number + 1); each update that won writes its value.
- * @param {string} targetBody WGSL computing `off` (the target element) for update `gi`
+ * The three scatter steps, for one scatter or a pair of the same indices (`pairs`: [input,
+ * updates, output index] each, as lowerScatterNDSearch takes them): copy the inputs and clear the
+ * winners; each update claims its target with atomicMax(update number + 1); each update that won
+ * writes its value, into both outputs of a pair (one copy, one claim and one write step for
+ * both). The updates are read through their strides (a column range of merged sibling products
+ * in place).
+ * @param {string} name the claim and write kernels' prefix (the scatter operator)
+ * @param {{target: string, uniforms: object, declare: function}} how WGSL computing `off` (the
+ *   target element) for update `gi`, the uniforms it reads and a function declaring them on a shader
  */
-function lowerScatter(node, L, targetBody, uniforms, declare) {
-  const [input, indices, updates] = node.inputs;
-  const T = wordType(input.dataType);
-  const count = elementCount(input.shape);
-  const updateCount = elementCount(updates.shape);
-  const out = L.result(node);
+function lowerScatter(node, L, name, indices, pairs, {target, uniforms, declare}) {
+  const T = wordType(pairs[0][0].dataType);
+  const count = elementCount(pairs[0][0].shape);
+  const updateCount = elementCount(pairs[0][1].shape);
+  const suffix = pairs.length > 1 ? '_pair' : '';
+  const outs = pairs.map(([, , out]) => L.result(node, out));
   const winners = L.temp(count * 4, `${node.label}: winners`);
-  const copy = new Shader('scatter_init').read('X', T).write('Y', T).atomic('W')
-    .main('  Y[gi] = X[gi];\n  atomicStore(&W[gi], 0u);');
-  L.step({shader: copy, values: [L.value(input), out, winners], threads: count, label: `${node.label}: copy`});
+  const copy = new Shader(`scatter_init${suffix}`);
+  pairs.forEach((_, p) => copy.read(`X${p}`, T));
+  pairs.forEach((_, p) => copy.write(`Y${p}`, T));
+  copy.atomic('W').main(`${pairs.map((_, p) => `  Y${p}[gi] = X${p}[gi];`).join('\n')}\n  atomicStore(&W[gi], 0u);`);
+  L.step({shader: copy, values: [...pairs.map(([input]) => L.value(input)), ...outs, winners],
+    threads: count, label: `${node.label}: copy`});
   const I = L.value(indices);
-  const claim = declare(new Shader(`${node.op}_claim`).read('I', wgslType(indices.dataType)).atomic('W').fn(indexHelper(indices.dataType)))
-    .main(`${targetBody}\n  atomicMax(&W[off], gi + 1u);`);
+  const indexed = (shader) => declare(shader).fn(indexHelper(indices.dataType));
+  const claim = indexed(new Shader(`${name}_claim`).read('I', wgslType(indices.dataType)).atomic('W'))
+    .main(`${target}\n  atomicMax(&W[off], gi + 1u);`);
   L.step({shader: claim, values: [I, winners], uniforms, threads: updateCount, label: `${node.label}: claim`});
-  const write = declare(new Shader(`${node.op}_write`).read('I', wgslType(indices.dataType)).read('U', T).read('W', 'u32').write('Y', T)
-    .fn(indexHelper(indices.dataType)))
-    .main(`${targetBody}\n  if (W[off] == gi + 1u) { Y[off] = U[gi]; }`);
-  L.step({shader: write, values: [I, L.value(updates), winners, out], uniforms, threads: updateCount, label: `${node.label}: write`});
+  const views = pairs.map(([, updates]) => L.view(updates));
+  const write = new Shader(`${name}_write${suffix}`).read('I', wgslType(indices.dataType));
+  pairs.forEach((_, p) => write.read(`U${p}`, T));
+  write.read('W', 'u32');
+  pairs.forEach((_, p) => write.write(`Y${p}`, T));
+  indexed(write);
+  const writeUniforms = {...uniforms};
+  pairs.forEach(([, updates], p) => {
+    write.uniform(`u${p}_base`);
+    declareIndexer(write, `u${p}`, updates.shape.length);
+    Object.assign(writeUniforms, {[`u${p}_base`]: views[p].offset, [`u${p}_shape`]: updates.shape, [`u${p}_strides`]: views[p].strides});
+  });
+  write.main(`${target}
+  if (W[off] == gi + 1u) {
+${pairs.map((_, p) => `    Y${p}[off] = U${p}[u_u${p}_base() + u${p}_offset(gi)];`).join('\n')}
+  }`);
+  L.step({shader: write, values: [I, ...views.map((v) => v.value), winners, ...outs],
+    origins: views.flatMap((v) => v.origins), uniforms: writeUniforms, threads: updateCount, label: `${node.label}: write`});
 }
 
 function lowerScatterElements(node, L) {
@@ -122,8 +146,10 @@ function lowerScatterElements(node, L) {
   let inner = gi % u_inner();
   let outer = gi / u_inner() / u_indices_axis();
   let off = (outer * u_axis_size() + index_at(gi, u_axis_size())) * u_inner() + inner;`;
-  lowerScatter(node, L, body, {inner, axis_size: axisSize, indices_axis: indicesAxisSize},
-    (s) => s.uniform('inner').uniform('axis_size').uniform('indices_axis'));
+  const [input, indices, updates] = node.inputs;
+  lowerScatter(node, L, 'scatterElements', indices, [[input, updates, 0]], {target: body,
+    uniforms: {inner, axis_size: axisSize, indices_axis: indicesAxisSize},
+    declare: (sh) => sh.uniform('inner').uniform('axis_size').uniform('indices_axis')});
 }
 
 /**
@@ -172,66 +198,29 @@ ${pairs.map((_, p) => `  if (src >= 0) { Y${p}[gi] = U${p}[u_u${p}_base() + u${p
 }
 
 /**
- * scatterND with many update slices (a prefill's rows of the KV cache) in the three steps of
- * lowerScatter, for one scatter or a pair of the same indices (`pairs` as in
- * lowerScatterNDSearch): the pair's copies are one step, its claims one (the indices are
- * shared), its writes one; the updates are read through their strides.
+ * The steps of scatterND, or of the internal node scatterNDPair (compile/scatter_pairs.js: two
+ * scatterNDs of the same indices, a layer's key and value cache updates): the one-step search up
+ * to `scatterSearchMax` update slices (a decode step's rows), else the three steps of
+ * lowerScatter (a prefill's).
  */
-function lowerScatterNDClaim(node, L, indices, pairs) {
+function scatterNDSteps(node, L, indices, pairs) {
   const {k, slice, dims, strides} = node.attrs;
-  const T = wordType(pairs[0][0].dataType);
-  const count = elementCount(pairs[0][0].shape);
-  const updateCount = elementCount(pairs[0][1].shape);
-  const suffix = pairs.length > 1 ? '_pair' : '';
-  const outs = pairs.map(([, , out]) => L.result(node, out));
-  const winners = L.temp(count * 4, `${node.label}: winners`);
-  const copy = new Shader(`scatter_init${suffix}`);
-  pairs.forEach((_, p) => copy.read(`X${p}`, T));
-  pairs.forEach((_, p) => copy.write(`Y${p}`, T));
-  copy.atomic('W').main(`${pairs.map((_, p) => `  Y${p}[gi] = X${p}[gi];`).join('\n')}\n  atomicStore(&W[gi], 0u);`);
-  L.step({shader: copy, values: [...pairs.map(([input]) => L.value(input)), ...outs, winners],
-    threads: count, label: `${node.label}: copy`});
-  const declare = (shader) => shader.uniform('slice').uniform('dims', 'u32', k).uniform('strides', 'u32', k)
-    .fn(indexHelper(indices.dataType));
-  const I = L.value(indices);
-  const claim = declare(new Shader('scatterND_claim').read('I', wgslType(indices.dataType)).atomic('W'))
-    .main(`${ndOffset(k)}\n  atomicMax(&W[off], gi + 1u);`);
-  L.step({shader: claim, values: [I, winners], uniforms: {slice, dims, strides}, threads: updateCount, label: `${node.label}: claim`});
-  const views = pairs.map(([, updates]) => L.view(updates));
-  const write = new Shader(`scatterND_write${suffix}`).read('I', wgslType(indices.dataType));
-  pairs.forEach((_, p) => write.read(`U${p}`, T));
-  write.read('W', 'u32');
-  pairs.forEach((_, p) => write.write(`Y${p}`, T));
-  declare(write);
-  const uniforms = {slice, dims, strides};
-  pairs.forEach(([, updates], p) => {
-    write.uniform(`u${p}_base`);
-    declareIndexer(write, `u${p}`, updates.shape.length);
-    Object.assign(uniforms, {[`u${p}_base`]: views[p].offset, [`u${p}_shape`]: updates.shape, [`u${p}_strides`]: views[p].strides});
-  });
-  write.main(`${ndOffset(k)}
-  if (W[off] == gi + 1u) {
-${pairs.map((_, p) => `    Y${p}[off] = U${p}[u_u${p}_base() + u${p}_offset(gi)];`).join('\n')}
-  }`);
-  L.step({shader: write, values: [I, ...views.map((v) => v.value), winners, ...outs],
-    origins: views.flatMap((v) => v.origins), uniforms, threads: updateCount, label: `${node.label}: write`});
+  if (elementCount(pairs[0][1].shape) / slice <= L.ctx.tuning.scatterSearchMax) {
+    lowerScatterNDSearch(node, L, indices, pairs);
+  } else {
+    lowerScatter(node, L, 'scatterND', indices, pairs, {target: ndOffset(k), uniforms: {slice, dims, strides},
+      declare: (sh) => sh.uniform('slice').uniform('dims', 'u32', k).uniform('strides', 'u32', k)});
+  }
 }
 
-/** The internal node scatterNDPair (compile/scatter_pairs.js): two scatterNDs of the same indices. */
 function lowerScatterNDPair(node, L) {
   const [x0, x1, indices, u0, u1] = node.inputs;
-  const pairs = [[x0, u0, 0], [x1, u1, 1]];
-  if (elementCount(u0.shape) / node.attrs.slice <= L.ctx.tuning.scatterSearchMax) lowerScatterNDSearch(node, L, indices, pairs);
-  else lowerScatterNDClaim(node, L, indices, pairs);
+  scatterNDSteps(node, L, indices, [[x0, u0, 0], [x1, u1, 1]]);
 }
 
 function lowerScatterND(node, L) {
   const [input, indices, updates] = node.inputs;
-  if (elementCount(updates.shape) / node.attrs.slice <= L.ctx.tuning.scatterSearchMax) {
-    lowerScatterNDSearch(node, L, indices, [[input, updates, 0]]);
-  } else {
-    lowerScatterNDClaim(node, L, indices, [[input, updates, 0]]);
-  }
+  scatterNDSteps(node, L, indices, [[input, updates, 0]]);
 }
 
 function gatherMethod(op, params) {
