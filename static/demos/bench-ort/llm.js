@@ -24,13 +24,13 @@
  */
 import {ready} from '/polyfill/webnn.js';
 import {median} from '/demos/image-classification/model.js';
+import {argmax} from '/demos/text-generation/sampler.js';
 import {profileWebnnEp, timeContextCalls} from './llm_profile.js';
 import {LLM_RUNTIMES, gpuMemory, loadRuntime} from './llm_runtimes.js';
 import {ortVersion} from './runtimes.js';
 
 const out = document.getElementById('out');
 const errorText = (error) => `${error?.name ?? 'Error'}: ${error?.message ?? error}`;
-const argmax = (a) => a.reduce((best, v, i) => (v > a[best] ? i : best), 0);
 
 /** Shows where the run is and lets the page paint it (a hidden page gets no animation frames). */
 async function progress(text) {

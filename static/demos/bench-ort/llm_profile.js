@@ -7,6 +7,7 @@
  * the shares, not the sum, against the timed run.
  */
 import {Decoder} from '/demos/text-generation/decoder.js';
+import {argmax} from '/demos/text-generation/sampler.js';
 import {ortFor} from './runtimes.js';
 
 const TOP = 12;
@@ -38,7 +39,6 @@ export function timeContextCalls() {
     },
   };
 }
-const argmax = (a) => a.reduce((best, v, i) => (v > a[best] ? i : best), 0);
 
 /** Steps summed by kernel and by the first operator's type, largest first, {name, ms, steps}. */
 function totalsBy(steps, key) {

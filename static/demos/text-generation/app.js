@@ -45,7 +45,7 @@ function messageOf(error) {
 
 /**
  * The files of REQUIRED and a graph that the model folder lacks; null: no folder. A context the
- * converted model has no graph for is not a missing file: Decoder.load names the contexts it has.
+ * converted model has no graph for is not a missing file: load() names the contexts it has.
  */
 async function missingFiles(model) {
   const response = await fetch('/api/models');
