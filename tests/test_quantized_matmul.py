@@ -288,6 +288,26 @@ def test_fused_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
 
 
+def _long_row_cases():
+    """One-row products whose rows take several strides of the split matrix-vector kernel's loop:
+    blocks that divide a stride (the scale index advanced by a constant) and blocks that do not
+    (recomputed), with and without zero points, and a K that leaves a partial word."""
+    rng = np.random.default_rng(SEED + 7)
+    return [_ort_case(rng, "long-block32", wtype="uint4", n=6, k=4096, block=32, m_shape=(1,)),
+            _ort_case(rng, "long-block48", wtype="int4", n=5, k=4128, block=48, m_shape=(1,)),
+            _ort_case(rng, "long-block48-padded-no-zero-point", wtype="int4", n=5, k=1910, block=48,
+                      m_shape=(1,), zero=False),
+            _ort_case(rng, "long-block128", wtype="int8", n=7, k=1536, block=128, m_shape=(1,)),
+            _ort_case(rng, "long-block40-padded", wtype="uint8", n=4, k=1190, block=40, m_shape=(1,)),
+            _ort_case(rng, "long-block16-padded", wtype="int8", n=3, k=1201, block=16, m_shape=(1,))]
+
+
+@pytest.mark.parametrize("config", list(_GEMV_CONFIGS))
+def test_split_gemv_long_rows(webnn_page, server_url, config):
+    overrides = {"matmul": "qgemv", "qgemvSerial": False, "qgemvConfig": _GEMV_CONFIGS[config]}
+    assert_all_pass(run_cases(webnn_page, server_url, _long_row_cases(), overrides))
+
+
 def test_near_misses_stay_unfused(webnn_page, server_url):
     """Non-constant weights (below), a dequantized value with another reader, scale blocks that
     are not rectangles of B, a reshape that is no view, the dequantized value as A: the

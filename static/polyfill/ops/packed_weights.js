@@ -11,6 +11,13 @@
  * difference is exact in f32 and the product rounds once, as dequantizeLinear computes it, so
  * a kernel with this loader computes exactly what it computes on the dequantized weights.
  *
+ * Integers become floats without a conversion instruction (a GPU issues those at a fraction of
+ * its float rate, and a 4-bit kernel converts two elements a byte): the element's bits, its sign
+ * bit flipped for signed types, are OR-ed into the mantissa of 2^23, giving the f32 2^23 + q + o
+ * (o = 2^(bits-1) for signed types, else 0), an integer below 2^24 and so exact; the zero point
+ * becomes 2^23 + zeroPoint + o the same way (`q_offset`, the constant 2^23 + o without zero
+ * points), and their difference is q - zeroPoint exactly.
+ *
  * Bindings after B: S (the scales, compute layout f32) and, unless every zero point is 0, Z
  * (the zero points' packed bytes, u32 words). The shader key carries bits, signedness and
  * whether Z exists (`quant.key`).
@@ -27,8 +34,35 @@ export function scaleMapUniforms({k, n}) {
     qn_o: n.origin, qn_t: n.step, qn_b: n.block, qn_s: n.stride};
 }
 
+/** The bits of the f32 2^23. */
+const MAGIC = 0x4b000000;
+
+/** The offset o of the module comment: 2^(bits-1) for signed types, else 0. */
+function signOffset(bits, signed) {
+  return signed ? 2 ** (bits - 1) : 0;
+}
+
+/**
+ * WGSL: the u32 that, XOR-ed with an element's `bits` bits, gives the bits of the f32
+ * 2^23 + q + o (module comment).
+ */
+export function magicMask(bits, signed) {
+  return `0x${(MAGIC | signOffset(bits, signed)).toString(16)}u`;
+}
+
+/** WGSL f32 literal 2^23 + o: the offset of elements of this type without zero points. */
+export function magicOffset(bits, signed) {
+  return `${2 ** 23 + signOffset(bits, signed)}.0`;
+}
+
+/** WGSL expression: element j (u32) of word `w` of `bits`-bit elements as the f32 2^23 + q + o. */
+export function wordMagic(w, j, bits, signed) {
+  const per = 32 / bits;
+  return `bitcast<f32>(((${w} >> ((${j} % ${per}u) * ${bits}u)) & ${(1 << bits) - 1}u) ^ ${magicMask(bits, signed)})`;
+}
+
 /** WGSL expression: element j (a u32 expression) of word `w` of `bits`-bit elements, as i32. */
-export function wordElement(w, j, bits, signed) {
+function wordElement(w, j, bits, signed) {
   const per = 32 / bits;
   return signed
     ? `(bitcast<i32>(${w} << (${32 - bits}u - (${j} % ${per}u) * ${bits}u)) >> ${32 - bits}u)`
@@ -55,20 +89,29 @@ export function declareB(shader, T, quant, vecB = false) {
   if (quant.hasZp) shader.read('Z', 'u32');
   declareScaleMap(shader, quant);
   shader.fn(`fn b_dequant_at(e: u32, si: u32) -> f32 {
-  return f32(${packedElementExpr('B', 'e', quant.bits, quant.signed)}${quant.hasZp ? ' - zero_point(si)' : ''}) * S[si];
+  return (${wordMagic(`B[e / ${32 / quant.bits}u]`, 'e', quant.bits, quant.signed)} - q_offset(si)) * S[si];
 }
 fn b_dequant(e: u32, k: u32, n: u32) -> f32 { return b_dequant_at(e, scale_index(k, n)); }`);
 }
 
-/** The scale index uniforms, `scale_index(k, n)` and, with zero points, `zero_point(si)` (i32). */
+/**
+ * The scale index uniforms, `scale_index(k, n)` and `q_offset(si)`: what to subtract from an
+ * element's 2^23 + q + o to leave q - zeroPoint (module comment).
+ */
 export function declareScaleMap(shader, quant) {
   for (const name of MAP) shader.uniform(name);
   shader.fn(`fn scale_k(k: u32) -> u32 { return ((u_qk_o() + k * u_qk_t()) / u_qk_b()) * u_qk_s(); }
 fn scale_n(n: u32) -> u32 { return ((u_qn_o() + n * u_qn_t()) / u_qn_b()) * u_qn_s(); }
 fn scale_index(k: u32, n: u32) -> u32 { return scale_k(k) + scale_n(n); }`);
-  if (quant.hasZp) {
-    shader.fn(`fn zero_point(si: u32) -> i32 { return ${packedElementExpr('Z', 'si', quant.zeroBits, quant.zeroSigned)}; }`);
+  if (!quant.hasZp) {
+    shader.fn(`fn q_offset(si: u32) -> f32 { return ${magicOffset(quant.bits, quant.signed)}; }`);
+    return;
   }
+  // a zero point of another width or signedness than the elements: its offset o differs
+  const adjust = signOffset(quant.bits, quant.signed) - signOffset(quant.zeroBits, quant.zeroSigned);
+  shader.fn(`fn q_offset(si: u32) -> f32 {
+  return ${wordMagic(`Z[si / ${32 / quant.zeroBits}u]`, 'si', quant.zeroBits, quant.zeroSigned)}${adjust ? ` + ${adjust}.0` : ''};
+}`);
 }
 
 /**

@@ -17,7 +17,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
-import {declareScaleMap, quantKey, wordElement} from './packed_weights.js';
+import {declareScaleMap, magicMask, quantKey, wordMagic} from './packed_weights.js';
 
 /** Invocations a workgroup of the split variant. */
 const THREADS = 256;
@@ -69,13 +69,14 @@ export function gemvWorkgroups(N, serial, config) {
   return Math.ceil(N / (serial ? SERIAL_COLS : config.groups * config.columns));
 }
 
-/** WGSL: the elements of word `w` as vec4<f32>s (element order), zero point `z` taken off. */
+/**
+ * WGSL: the elements of word `w` as vec4<f32>s (element order) of q - zeroPoint, `z` the offset
+ * q_offset gives (ops/packed_weights.js: no integer-to-float conversion).
+ */
 function unpackWord(bits, signed) {
   const shifts = bits === 8 ? [[0, 8, 16, 24]] : [[0, 4, 8, 12], [16, 20, 24, 28]];
   const v = (xs) => `vec4<u32>(${xs.map((x) => `${x}u`).join(', ')})`;
-  return shifts.map((sh) => (signed
-    ? `vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(w) << ${v(sh.map((x) => 32 - bits - x))}) >> vec4<u32>(${32 - bits}u)) - vec4<f32>(z)`
-    : `vec4<f32>((vec4<u32>(w) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) - vec4<f32>(z)`));
+  return shifts.map((sh) => `bitcast<vec4<f32>>(((vec4<u32>(w) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) ^ vec4<u32>(${magicMask(bits, signed)})) - vec4<f32>(z)`);
 }
 
 /**
@@ -108,23 +109,24 @@ fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u
   shader.fn(`fn word_dot(w: u32, z: f32, ${aParams}) -> f32 {
   return ${parts.map((e, i) => `dot(${e}, a${i})`).join(' + ')};
 }`);
-  const zero = (si) => (hasZp ? `f32(zero_point(${si}))` : '0.0');
-  if (serial) return serialBody(shader, {bits, signed, hasZp, chunkScale, parts, zero});
-  return splitBody(shader, {bits, signed, hasZp, parts, zero, config});
+  const zero = (si) => `q_offset(${si})`;
+  if (serial) return serialBody(shader, {bits, signed, chunkScale, zero});
+  return splitBody(shader, {bits, signed, parts, zero, config});
 }
 
 /** The split variant's entry point (module comment). */
-function splitBody(shader, {bits, signed, hasZp, parts, zero, config}) {
+function splitBody(shader, {bits, signed, parts, zero, config}) {
   const {groups, columns: R, unroll: U} = config;
   const lanes = THREADS / groups;
   const per = 32 / bits;
   const rs = [...Array(R).keys()];
   const us = [...Array(U).keys()];
   shader.shared('part', `array<f32, ${R * THREADS}>`);
-  // one word of each column at word index `wi` (its A elements and scale index from k)
-  const words = (wi, u) => `      let k${u} = (${wi}) * ${per}u;
+  // one word of each column at word index `wi` (its A elements from k; `sk` the scale index of
+  // k, scale_k(k) unless given)
+  const words = (wi, u, sk = `scale_k(k${u})`) => `      let k${u} = (${wi}) * ${per}u;
 ${parts.map((_, i) => `      let a${u}_${i} = a4(k${u} + ${4 * i}u);`).join('\n')}
-      let sk${u} = scale_k(k${u});
+      let sk${u} = ${sk};
 ${rs.map((r) => `      { let si = sk${u} + sn${r}; s${r} += word_dot(q${u}_${r}, ${zero('si')}, ${parts.map((_, i) => `a${u}_${i}`).join(', ')}) * S[si]; }`).join('\n')}`;
   const loads = (u, wi) => rs.map((r) => `      let q${u}_${r} = B[row${r} + ${wi}];`).join('\n');
   const tree = [];
@@ -143,10 +145,21 @@ ${rs.map((r) => `  let col${r} = min(n0 + ${r}u, u_N() - 1u);
   let row${r} = (u_b_base() + col${r} * u_b_sn()) / ${per}u;
   let sn${r} = scale_n(col${r});
   var s${r} = 0.0;`).join('\n')}
+  // the scale index of each unrolled word: where one stride of the loop spans whole scale
+  // blocks (or one scale spans K), advanced by a constant, else recomputed (an integer division)
+  let stride_k = ${U * lanes * per}u;
+  let whole = u_qk_t() == 0u || stride_k % u_qk_b() == 0u;
+  let sk_step = select(0u, (stride_k / u_qk_b()) * u_qk_s(), u_qk_t() != 0u);
+${us.map((u) => `  var skw${u} = scale_k((lane + ${u * lanes}u) * ${per}u);`).join('\n')}
   var w = lane;
   for (; w + ${(U - 1) * lanes}u < words; w += ${U * lanes}u) {
 ${us.map((u) => loads(u, `w + ${u * lanes}u`)).join('\n')}
-${us.map((u) => words(`w + ${u * lanes}u`, u)).join('\n')}
+${us.map((u) => words(`w + ${u * lanes}u`, u, `skw${u}`)).join('\n')}
+    if (whole) {
+${us.map((u) => `      skw${u} += sk_step;`).join('\n')}
+    } else {
+${us.map((u) => `      skw${u} = scale_k((w + ${(U + u) * lanes}u) * ${per}u);`).join('\n')}
+    }
   }
   for (; w < words; w += ${lanes}u) {
 ${loads(0, 'w')}
@@ -157,7 +170,7 @@ ${words('w', 0)}
     for (var k = words * ${per}u; k < u_K(); k++) {
       let sk = scale_k(k);
       let j = k - words * ${per}u;
-${rs.map((r) => `      { let si = sk + sn${r}; s${r} += f32(${wordElement(`B[row${r} + words]`, 'j', bits, signed)}${hasZp ? ' - zero_point(si)' : ''}) * S[si] * a_at(k); }`).join('\n')}
+${rs.map((r) => `      { let si = sk + sn${r}; s${r} += (${wordMagic(`B[row${r} + words]`, 'j', bits, signed)} - q_offset(si)) * S[si] * a_at(k); }`).join('\n')}
     }
   }
 ${rs.map((r) => `  part[${r * THREADS}u + li] = s${r};`).join('\n')}
@@ -170,7 +183,7 @@ ${tree.join('\n')}
 }
 
 /** The serial variant's entry point: one invocation a column, 16-byte chunks in order. */
-function serialBody(shader, {bits, signed, hasZp, chunkScale, zero}) {
+function serialBody(shader, {bits, signed, chunkScale, zero}) {
   const per = 32 / bits;
   const chunk = 4 * per;
   const wordsOf = (i) => `word_dot(w[${i}], z, ${(bits === 8 ? [0] : [0, 4]).map((o) => `a4(k0 + ${i * per + o}u)`).join(', ')})`;
@@ -199,7 +212,7 @@ ${full}
       for (var j = 0u; k0 + j < u_K(); j++) {
         let k = k0 + j;
         let si = scale_index(k, n);
-        s += f32(${wordElement(`w[j / ${per}u]`, 'j', bits, signed)}${hasZp ? ' - zero_point(si)' : ''}) * S[si] * a_at(k);
+        s += (${wordMagic(`w[j / ${per}u]`, 'j', bits, signed)} - q_offset(si)) * S[si] * a_at(k);
       }
     }
   }
