@@ -45,6 +45,8 @@ export const SWITCHES = Object.freeze({
     what: "the packed matrix-vector kernel's shape: column groups a workgroup of 256, columns a group, words a lane in flight (a member left out: the kernel's choice)"},
   qgemvSerial: {default: undefined, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the packed-weight matrix-vector kernel)', valid: bool,
     what: 'one invocation a column with no barrier (undefined: on software adapters), instead of 32 invocations sharing a column'},
+  packedWords: {default: true, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the tiled kernels of packed-weight products)', valid: bool,
+    what: 'tiled products load packed weights a word at a time with one scale lookup a word where the layout allows (false: an element at a time)'},
   scatterSearchMax: {default: 64, unit: 'update slices (0: never)', readBy: 'ops/gather.js lowerScatterND', valid: (v) => Number.isInteger(v) && v >= 0,
     what: 'a scatterND of at most this many update slices is one step in which each output element searches the updates, instead of copy, claim and write steps'},
   pointwise: {default: undefined, unit: "'blocked' | 'tiled' | 'tiled128' | 'gemv'", readBy: 'ops/conv2d.js pointwiseKernel',

@@ -21,7 +21,7 @@ import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {blockedShader, tiledShader} from './matmul_tiled.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
-import {bLoad, declareB, quantKey, scaleMapUniforms} from './packed_weights.js';
+import {bLoad, declareB, quantKey, scaleMapUniforms, wordLoads} from './packed_weights.js';
 import {chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
 
 const GEMV_ROWS = 4;
@@ -367,6 +367,7 @@ export function matmulStep(L, p) {
     uniforms.tilesN = Math.ceil(N / tile);
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
+    if (variant.quant && L.ctx.tuning.packedWords) variant.quant.words = wordLoads(variant.quant, uniforms, bBatchStrides);
     const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant));
     if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, bValues, c, y]});
     shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);

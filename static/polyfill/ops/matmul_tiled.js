@@ -25,7 +25,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
-import {bLoad, bLoadAt, declareB, quantKey} from './packed_weights.js';
+import {bLoad, bLoadAt, declareB, quantKey, unpackWord} from './packed_weights.js';
 
 /** Tile rows per band of the tiled kernels' workgroup order. */
 const BAND = 8;
@@ -95,8 +95,10 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   // (scattered into the [k][m] tile), B's along n (stored as is).
   const nA = vecA ? tile / 64 : tile / 16;
   const nB = vecB ? tile / 64 : tile / 16;
-  const regs = `  var pa: array<${vecA ? 'vec4<f32>' : 'f32'}, ${nA}>;
-  var pb: array<${vecB ? 'vec4<f32>' : 'f32'}, ${nB}>;`;
+  const regA = `  var pa: array<${vecA ? 'vec4<f32>' : 'f32'}, ${nA}>;`;
+  // packed B a word at a time where the layout allows (wordFetch)
+  const words = quant?.words ? wordFetch(quant, tile) : null;
+  const regB = `  var pb: array<${vecB ? 'vec4<f32>' : 'f32'}, ${nB}>;`;
   const fetchA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
       let e = li + i * 256u;
       let ma = e / 4u;
@@ -128,7 +130,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   // share the row, B contiguous in K), so a load costs no division
   const nbOf = (i) => (bNContiguous ? `((li + ${i * 256}u) % ${tile}u)` : `((li + ${i * 256}u) / 16u)`);
   const kbOf = (i) => (bNContiguous ? `((li + ${i * 256}u) / ${tile}u)` : '(li % 16u)');
-  const snInit = quant && !vecB ? [...Array(nB).keys()].map((i) => `  let sn${i} = scale_n(min(n0 + ${nbOf(i)}, u_N() - 1u));`).join('\n') : '';
+  const snInit = words ? words.init : quant && !vecB ? [...Array(nB).keys()].map((i) => `  let sn${i} = scale_n(min(n0 + ${nbOf(i)}, u_N() - 1u));`).join('\n') : '';
   const fetchQuant = `${bNContiguous ? '' : '    let sk = scale_k(min(kn + (li % 16u), u_K() - 1u));\n'}${[...Array(nB).keys()].map((i) => `    {
       let kb = ${kbOf(i)};
       let nb = ${nbOf(i)};
@@ -140,7 +142,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
       }
       pb[${i}] = v;
     }`).join('\n')}`;
-  const fetchB = quant && !vecB ? fetchQuant : vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
+  const fetchB = words ? words.fetch : quant && !vecB ? fetchQuant : vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
       let e = li + i * 256u;
       let nq = e % ${q}u;
       let kb = e / ${q}u;
@@ -152,7 +154,7 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
       ${bIdx}
       pb[i] = load_b(kn + kb, n0 + nb, b0);
     }`;
-  const stageB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
+  const stageB = words ? words.stage : vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
       let e = li + i * 256u;
       Bs[(e / ${q}u) * ${q}u + e % ${q}u] = pb[i];
     }` : `    for (var i = 0u; i < ${nB}u; i++) {
@@ -200,7 +202,8 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   let tx = li % 16u;
   let ty = li / 16u;
 ${declare}
-${regs}
+${regA}
+${words ? words.regs : regB}
 ${snInit}
   {
     let kn = k_lo;
@@ -227,6 +230,57 @@ ${multiply}
   let y0 = ${out};
 ${stores}`, {workgroupSize: 256, guard: false});
   return shader;
+}
+
+/**
+ * Packed B loaded a word at a time (`quant.words`, ops/packed_weights.js wordLoads: B contiguous
+ * along K, one scale a word): invocation e of a slice's tile * 16 / per words (e < 256, or two
+ * each for 8-bit 128-wide tiles) holds column e / (16 / per) and the word of k-offset
+ * (e % (16 / per)) * per. The fetch issues the word's load with its scale and zero point (one
+ * scale lookup for per elements); the stage unpacks it (packed_weights.js unpackWord) into the
+ * tile, zeroing elements past K (a partial last word; the scale of a padded block may be
+ * infinite).
+ * @returns {{regs: string, init: string, fetch: string, stage: string}} WGSL fragments
+ */
+function wordFetch(quant, tile) {
+  const per = 32 / quant.bits;
+  const wpc = 16 / per; // words of a column in a 16-deep slice
+  const total = tile * wpc;
+  const n = Math.max(1, total / 256);
+  const is = [...Array(n).keys()];
+  const guard = total < 256 ? `if (li < ${total}u) ` : '';
+  const q = tile / 4;
+  const parts = (i) => unpackWord(quant.bits, quant.signed, `pw[${i}]`, `po[${i}]`);
+  const regs = `  var pw: array<u32, ${n}>;
+  var ps: array<f32, ${n}>;
+  var po: array<f32, ${n}>;`;
+  const init = is.map((i) => `  let wcol${i} = n0 + (li + ${i * 256}u) / ${wpc}u;
+  let wrow${i} = b0 + min(wcol${i}, u_N() - 1u) * u_b_sn();
+  let wsn${i} = scale_n(min(wcol${i}, u_N() - 1u));
+  let wk${i} = ((li + ${i * 256}u) % ${wpc}u) * ${per}u;`).join('\n');
+  const fetch = is.map((i) => `    ${guard}{
+      let k = kn + wk${i};
+      pw[${i}] = 0u;
+      ps[${i}] = 0.0;
+      po[${i}] = 0.0;
+      if (k < u_K() && wcol${i} < u_N()) {
+        let si = scale_k(k) + wsn${i};
+        pw[${i}] = B[(wrow${i} + k) / ${per}u];
+        ps[${i}] = S[si];
+        po[${i}] = q_offset(si);
+      }
+    }`).join('\n');
+  const stores = (i) => [...Array(per).keys()].map((t) => `      Bs[(wk${i} + ${t}u) * ${q}u + nb / 4u][nb % 4u] = v${Math.floor(t / 4)}[${t % 4}];`).join('\n');
+  const stage = is.map((i) => `    ${guard}{
+      let nb = (li + ${i * 256}u) / ${wpc}u;
+${parts(i).map((e, j) => `      var v${j} = ${e} * ps[${i}];`).join('\n')}
+      let left = u_K() - min(u_K(), k0 + wk${i});
+      if (left < ${per}u) {
+${parts(i).map((_, j) => `        v${j} = select(vec4<f32>(), v${j}, vec4<u32>(${[0, 1, 2, 3].map((t) => `${4 * j + t}u`).join(', ')}) < vec4<u32>(left));`).join('\n')}
+      }
+${stores(i)}
+    }`).join('\n');
+  return {regs, init, fetch, stage};
 }
 
 /** The blocked shader: one invocation per 4x4 block of Y, operands read from storage. */

@@ -46,7 +46,7 @@ function signOffset(bits, signed) {
  * WGSL: the u32 that, XOR-ed with an element's `bits` bits, gives the bits of the f32
  * 2^23 + q + o (module comment).
  */
-export function magicMask(bits, signed) {
+function magicMask(bits, signed) {
   return `0x${(MAGIC | signOffset(bits, signed)).toString(16)}u`;
 }
 
@@ -59,6 +59,16 @@ export function magicOffset(bits, signed) {
 export function wordMagic(w, j, bits, signed) {
   const per = 32 / bits;
   return `bitcast<f32>(((${w} >> ((${j} % ${per}u) * ${bits}u)) & ${(1 << bits) - 1}u) ^ ${magicMask(bits, signed)})`;
+}
+
+/**
+ * WGSL expressions: the elements of word `w` (u32) as vec4<f32>s in element order (one for 8-bit
+ * elements, two for 4-bit), each q - zeroPoint with `z` the f32 q_offset gives.
+ */
+export function unpackWord(bits, signed, w, z) {
+  const shifts = bits === 8 ? [[0, 8, 16, 24]] : [[0, 4, 8, 12], [16, 20, 24, 28]];
+  const v = (xs) => `vec4<u32>(${xs.map((x) => `${x}u`).join(', ')})`;
+  return shifts.map((sh) => `(bitcast<vec4<f32>>(((vec4<u32>(${w}) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) ^ vec4<u32>(${magicMask(bits, signed)})) - vec4<f32>(${z}))`);
 }
 
 /** WGSL expression: element j (a u32 expression) of word `w` of `bits`-bit elements, as i32. */
@@ -127,8 +137,20 @@ export function bLoad(quant, e, k, n) {
   return quant ? `b_dequant(${e}, ${k}, ${n})` : `f32(B[${e}])`;
 }
 
+/**
+ * Whether the tiled kernels can load packed B a word at a time with one scale a word (`quant.words`,
+ * matmul_tiled.js): B contiguous along K, every column and batch starting on a word, and one scale
+ * along K or blocks along K of whole words aligned on words. `u`: the product's uniforms.
+ */
+export function wordLoads(quant, u, bBatchStrides) {
+  const per = 32 / quant.bits;
+  if (u.b_sk !== 1 || u.b_base % per || (u.N > 1 && u.b_sn % per) || bBatchStrides.some((x) => x % per)) return false;
+  if (u.qk_t > 1) return false;
+  return u.qk_t === 0 || (u.qk_b % per === 0 && u.qk_o % per === 0);
+}
+
 /** A short key of the packed variant for shader names and pipeline keys. */
 export function quantKey(quant) {
   if (!quant) return '';
-  return `_q${quant.signed ? 'i' : 'u'}${quant.bits}${quant.hasZp ? `z${quant.zeroSigned ? 'i' : 'u'}${quant.zeroBits}` : ''}`;
+  return `_q${quant.signed ? 'i' : 'u'}${quant.bits}${quant.hasZp ? `z${quant.zeroSigned ? 'i' : 'u'}${quant.zeroBits}` : ''}${quant.words ? 'w' : ''}`;
 }

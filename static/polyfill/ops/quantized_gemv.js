@@ -17,7 +17,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
-import {declareScaleMap, magicMask, quantKey, wordMagic} from './packed_weights.js';
+import {declareScaleMap, quantKey, unpackWord, wordMagic} from './packed_weights.js';
 
 /** Invocations a workgroup of the split variant. */
 const THREADS = 256;
@@ -70,16 +70,6 @@ export function gemvWorkgroups(N, serial, config) {
 }
 
 /**
- * WGSL: the elements of word `w` as vec4<f32>s (element order) of q - zeroPoint, `z` the offset
- * q_offset gives (ops/packed_weights.js: no integer-to-float conversion).
- */
-function unpackWord(bits, signed) {
-  const shifts = bits === 8 ? [[0, 8, 16, 24]] : [[0, 4, 8, 12], [16, 20, 24, 28]];
-  const v = (xs) => `vec4<u32>(${xs.map((x) => `${x}u`).join(', ')})`;
-  return shifts.map((sh) => `bitcast<vec4<f32>>(((vec4<u32>(w) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) ^ vec4<u32>(${magicMask(bits, signed)})) - vec4<f32>(z)`);
-}
-
-/**
  * The shader (see the module comment); `vecA`: A read as vec4s (A contiguous along K, K and A's
  * offset multiples of 4); `config` from chooseGemvConfig (split variant).
  * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
@@ -103,7 +93,7 @@ export function quantizedGemvShader({dataType, hasC, quant, vecA, chunkScale, se
 fn a4(k: u32) -> vec4<f32> { return A[(u_a_base() + k) / 4u]; }`
     : `fn a_at(k: u32) -> f32 { return f32(A[u_a_base() + k * u_a_sk()]); }
 fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u), a_at(k + 3u)); }`);
-  const parts = unpackWord(bits, signed);
+  const parts = unpackWord(bits, signed, 'w', 'z');
   // a word's dot product with A's elements from k: `av` the vec4s of A it meets
   const aParams = parts.map((_, i) => `a${i}: vec4<f32>`).join(', ');
   shader.fn(`fn word_dot(w: u32, z: f32, ${aParams}) -> f32 {
