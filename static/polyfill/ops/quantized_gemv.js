@@ -4,13 +4,15 @@
  * says how a packed element, its scale and its zero point are found).
  *
  * Split variant (hardware adapters): a workgroup of 256 invocations is `groups` column groups of
- * 256 / groups lanes; a group computes `columns` adjacent outputs. Lane l reads the u32 words
- * l, l + lanes, l + 2 * lanes ... of each of its columns' rows, so consecutive lanes read
- * consecutive words (one 128-byte line a subgroup a column) and consecutive A elements (8 or 4
- * floats a word, read once for all the columns). `unroll` words a lane are loaded before any is
- * used, keeping that many loads a column in flight. Partial sums are added in workgroup memory
- * (a halving tree). Lanes do not hold whole 16-byte chunks of a row: consecutive lanes would then
- * read A 128 bytes apart (docs/packed-weights.md has the measurements).
+ * 256 / groups lanes; a group computes `columns` adjacent outputs. A lane's load is `vec`
+ * consecutive u32 words (1, 2 or 4); lane l reads the loads l, l + lanes, l + 2 * lanes ... of
+ * each of its columns' rows, so consecutive lanes read consecutive words (one 128-byte line a
+ * subgroup a column for one-word loads) and consecutive A elements (8 or 4 floats a word, read
+ * once for all the columns). `unroll` loads a lane are issued before any is used, keeping that
+ * many loads a column in flight. Where a load's words share one scale block, its scale and zero
+ * point are looked up once. Partial sums are added in workgroup memory (a halving tree). Wider
+ * loads spread a subgroup's A reads over more cache lines (16-byte chunks a lane: A read 128
+ * bytes apart); docs/packed-weights.md has the measurements.
  *
  * Serial variant (CPU adapters, SwiftShader): one invocation a column reading its row in 16-byte
  * chunks, no workgroup memory or barrier (SwiftShader pays for barriers).
@@ -28,40 +30,44 @@ const TARGET_GROUPS = 256;
 
 /**
  * Whether the kernels can read this product: one row, B contiguous along K with each column's
- * start on a 16-byte chunk, the blocks along K whole words aligned on words (`chunkScale`:
- * whole chunks aligned on chunks, one scale a chunk, which the serial variant uses).
- * @returns {{chunkScale: boolean}|null}
+ * start on a 16-byte chunk, the blocks along K whole words aligned on words. `scaleWords`: the
+ * most words (1, 2 or 4) that, aligned on as many, always share one scale (4: also when one
+ * scale spans K); `chunkScale` (a 16-byte chunk has one scale) is scaleWords 4, which the
+ * serial variant uses.
+ * @returns {{chunkScale: boolean, scaleWords: number}|null}
  */
 export function quantizedGemvLayout(quant, u) {
   const per = 32 / quant.bits; // elements a word
   const chunk = 4 * per;
   if (u.M !== 1 || u.batches !== 1 || u.b_sk !== 1 || u.b_base % chunk || (u.N > 1 && u.b_sn % chunk)) return null;
   if (u.qk_t > 1) return null;
-  const kb = u.qk_t === 0 ? Infinity : u.qk_b;
-  if (u.qk_t === 1 && (kb % per || u.qk_o % per)) return null;
-  return {chunkScale: u.qk_t === 0 || (kb % chunk === 0 && u.qk_o % chunk === 0)};
+  if (u.qk_t === 1 && (u.qk_b % per || u.qk_o % per)) return null;
+  const shared = (words) => u.qk_t === 0 || (u.qk_b % (words * per) === 0 && u.qk_o % (words * per) === 0);
+  const scaleWords = [4, 2, 1].find(shared);
+  return {chunkScale: scaleWords === 4, scaleWords};
 }
 
 /**
  * The split variant's shape for an N x K product of `bits`-bit weights: the tuning switch
- * `qgemvConfig` where set (a member left out: chosen as below), else 2 words a lane in flight,
- * as many lanes a column as keep two words a lane (32 to 128: K split across up to half the
- * workgroup), and 4 columns a group, fewer while that gives under TARGET_GROUPS workgroups
- * (docs/packed-weights.md: the shapes measured).
- * @returns {{groups: number, columns: number, unroll: number}}
+ * `qgemvConfig` where set (a member left out: chosen as below), else loads of one word, 2 loads
+ * a lane in flight, as many lanes a column as keep two loads a lane (32 to 128: K split across
+ * up to half the workgroup), and 4 columns a group, fewer while that gives under TARGET_GROUPS
+ * workgroups (docs/packed-weights.md: the shapes measured).
+ * @returns {{groups: number, columns: number, unroll: number, vec: number}}
  */
 export function chooseGemvConfig(ctx, N, K, bits) {
   const want = ctx.tuning.qgemvConfig ?? {};
   const unroll = want.unroll ?? 2;
-  const words = Math.ceil(K * bits / 32);
+  const vec = want.vec ?? 1;
+  const loads = Math.ceil(K * bits / 32 / vec);
   let lanes = 32;
-  while (lanes < 128 && lanes * 2 * 2 <= words) lanes *= 2;
+  while (lanes < 128 && lanes * 2 * 2 <= loads) lanes *= 2;
   const groups = want.groups ?? THREADS / lanes;
   let columns = want.columns ?? 4;
   if (!want.columns) {
     while (columns > 1 && Math.ceil(N / (groups * columns)) < TARGET_GROUPS) columns /= 2;
   }
-  return {groups, columns, unroll};
+  return {groups, columns, unroll, vec};
 }
 
 /** Workgroups of the kernel for N columns. */
@@ -76,12 +82,12 @@ export function gemvWorkgroups(N, serial, config) {
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  * @param {function} storeHelpers the data type's store helpers
  */
-export function quantizedGemvShader({dataType, hasC, quant, vecA, chunkScale, serial, config}, declareCommon, storeY, storeHelpers) {
+export function quantizedGemvShader({dataType, hasC, quant, vecA, chunkScale, scaleWords, serial, config}, declareCommon, storeY, storeHelpers) {
   const T = wgslType(dataType);
   const {bits, signed, hasZp} = quant;
-  const name = serial ? 'matmul_qgemv_serial' : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}`;
+  const name = serial ? 'matmul_qgemv_serial' : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}`;
   const shader = new Shader(`${name}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
-    .read('B', serial ? 'vec4<u32>' : 'u32').read('S', 'f32');
+    .read('B', serial ? 'vec4<u32>' : config.vec > 1 ? `vec${config.vec}<u32>` : 'u32').read('S', 'f32');
   if (hasZp) shader.read('Z', 'u32');
   if (hasC) shader.read('C', T);
   shader.write('Y', T);
@@ -101,24 +107,41 @@ fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u
 }`);
   const zero = (si) => `q_offset(${si})`;
   if (serial) return serialBody(shader, {bits, signed, chunkScale, zero});
-  return splitBody(shader, {bits, signed, parts, zero, config});
+  return splitBody(shader, {bits, signed, parts, zero, config, scaleWords});
 }
 
 /** The split variant's entry point (module comment). */
-function splitBody(shader, {bits, signed, parts, zero, config}) {
-  const {groups, columns: R, unroll: U} = config;
+function splitBody(shader, {bits, signed, parts, zero, config, scaleWords}) {
+  const {groups, columns: R, unroll: U, vec: V} = config;
   const lanes = THREADS / groups;
   const per = 32 / bits;
+  const span = V * per; // elements of one load of a lane
+  // the words of one load share a scale (and zero point): one lookup and one multiply a load
+  const oneScale = scaleWords >= V;
   const rs = [...Array(R).keys()];
   const us = [...Array(U).keys()];
+  const js = [...Array(V).keys()];
   shader.shared('part', `array<f32, ${R * THREADS}>`);
-  // one word of each column at word index `wi` (its A elements from k; `sk` the scale index of
-  // k, scale_k(k) unless given)
-  const words = (wi, u, sk = `scale_k(k${u})`) => `      let k${u} = (${wi}) * ${per}u;
-${parts.map((_, i) => `      let a${u}_${i} = a4(k${u} + ${4 * i}u);`).join('\n')}
-      let sk${u} = ${sk};
-${rs.map((r) => `      { let si = sk${u} + sn${r}; s${r} += word_dot(q${u}_${r}, ${zero('si')}, ${parts.map((_, i) => `a${u}_${i}`).join(', ')}) * S[si]; }`).join('\n')}`;
-  const loads = (u, wi) => rs.map((r) => `      let q${u}_${r} = B[row${r} + ${wi}];`).join('\n');
+  // word `w` of a column whose row starts at load `row`
+  shader.fn(V === 1 ? 'fn b_word(row: u32, w: u32) -> u32 { return B[row + w]; }'
+    : `fn b_word(row: u32, w: u32) -> u32 { return B[row + w / ${V}u][w % ${V}u]; }`);
+  const word = (q, j) => (V === 1 ? q : `${q}[${j}]`);
+  const avs = (name, k) => parts.map((_, i) => `      let ${name}_${i} = a4(${k} + ${4 * i}u);`);
+  const dot = (q, name, si) => `word_dot(${q}, ${zero(si)}, ${parts.map((_, i) => `${name}_${i}`).join(', ')})`;
+  // the products of load u (its words q{u}_{r}, A's elements from k{u}, scale index sk{u})
+  const unit = (u) => {
+    const lines = js.flatMap((j) => avs(`a${u}_${j}`, `k${u} + ${j * per}u`));
+    if (oneScale) {
+      lines.push(...rs.map((r) => `      { let si = sk${u} + sn${r}; s${r} += (${js.map((j) => dot(word(`q${u}_${r}`, j), `a${u}_${j}`, 'si')).join(' + ')}) * S[si]; }`));
+      return lines.join('\n');
+    }
+    for (const j of js) {
+      if (j) lines.push(`      let sk${u}_${j} = scale_k(k${u} + ${j * per}u);`);
+      lines.push(...rs.map((r) => `      { let si = ${j ? `sk${u}_${j}` : `sk${u}`} + sn${r}; s${r} += ${dot(word(`q${u}_${r}`, j), `a${u}_${j}`, 'si')} * S[si]; }`));
+    }
+    return lines.join('\n');
+  };
+  const loads = (u, vi) => rs.map((r) => `      let q${u}_${r} = B[row${r} + ${vi}];`).join('\n');
   const tree = [];
   for (let h = lanes / 2; h >= 1; h /= 2) {
     tree.push(`  if (lane < ${h}u) {
@@ -131,36 +154,48 @@ ${rs.map((r) => `    part[${r * THREADS}u + li] += part[${r * THREADS}u + li + $
   let lane = li % ${lanes}u;
   let n0 = (wg * ${groups}u + g) * ${R}u;
   let words = u_K() / ${per}u;
+  let units = u_K() / ${span}u;
 ${rs.map((r) => `  let col${r} = min(n0 + ${r}u, u_N() - 1u);
-  let row${r} = (u_b_base() + col${r} * u_b_sn()) / ${per}u;
+  let row${r} = (u_b_base() + col${r} * u_b_sn()) / ${span}u;
   let sn${r} = scale_n(col${r});
   var s${r} = 0.0;`).join('\n')}
-  // the scale index of each unrolled word: where one stride of the loop spans whole scale
+  // the scale index of each unrolled load: where one stride of the loop spans whole scale
   // blocks (or one scale spans K), advanced by a constant, else recomputed (an integer division)
-  let stride_k = ${U * lanes * per}u;
+  let stride_k = ${U * lanes * span}u;
   let whole = u_qk_t() == 0u || stride_k % u_qk_b() == 0u;
   let sk_step = select(0u, (stride_k / u_qk_b()) * u_qk_s(), u_qk_t() != 0u);
-${us.map((u) => `  var skw${u} = scale_k((lane + ${u * lanes}u) * ${per}u);`).join('\n')}
-  var w = lane;
-  for (; w + ${(U - 1) * lanes}u < words; w += ${U * lanes}u) {
-${us.map((u) => loads(u, `w + ${u * lanes}u`)).join('\n')}
-${us.map((u) => words(`w + ${u * lanes}u`, u, `skw${u}`)).join('\n')}
+${us.map((u) => `  var skw${u} = scale_k((lane + ${u * lanes}u) * ${span}u);`).join('\n')}
+  var v = lane;
+  for (; v + ${(U - 1) * lanes}u < units; v += ${U * lanes}u) {
+${us.map((u) => loads(u, `v + ${u * lanes}u`)).join('\n')}
+${us.map((u) => `      let k${u} = (v + ${u * lanes}u) * ${span}u;
+      let sk${u} = skw${u};
+${unit(u)}`).join('\n')}
     if (whole) {
 ${us.map((u) => `      skw${u} += sk_step;`).join('\n')}
     } else {
-${us.map((u) => `      skw${u} = scale_k((w + ${(U + u) * lanes}u) * ${per}u);`).join('\n')}
+${us.map((u) => `      skw${u} = scale_k((v + ${(U + u) * lanes}u) * ${span}u);`).join('\n')}
     }
   }
-  for (; w < words; w += ${lanes}u) {
-${loads(0, 'w')}
-${words('w', 0)}
+  for (; v < units; v += ${lanes}u) {
+${loads(0, 'v')}
+      let k0 = v * ${span}u;
+      let sk0 = scale_k(k0);
+${unit(0)}
   }
-  // the last, partial word (K not a multiple of ${per}): element by element
+${V === 1 ? '' : `  // whole words after the last whole load: a word a lane
+  for (var w = units * ${V}u + lane; w < words; w += ${lanes}u) {
+      let k = w * ${per}u;
+      let sk = scale_k(k);
+${avs('t', 'k').join('\n')}
+${rs.map((r) => `      { let si = sk + sn${r}; s${r} += ${dot(`b_word(row${r}, w)`, 't', 'si')} * S[si]; }`).join('\n')}
+  }
+`}  // the last, partial word (K not a multiple of ${per}): element by element
   if (lane == 0u) {
     for (var k = words * ${per}u; k < u_K(); k++) {
       let sk = scale_k(k);
       let j = k - words * ${per}u;
-${rs.map((r) => `      { let si = sk + sn${r}; s${r} += (${wordMagic(`B[row${r} + words]`, 'j', bits, signed)} - q_offset(si)) * S[si] * a_at(k); }`).join('\n')}
+${rs.map((r) => `      { let si = sk + sn${r}; s${r} += (${wordMagic(`b_word(row${r}, words)`, 'j', bits, signed)} - q_offset(si)) * S[si] * a_at(k); }`).join('\n')}
     }
   }
 ${rs.map((r) => `  part[${r * THREADS}u + li] = s${r};`).join('\n')}
