@@ -267,13 +267,12 @@ def test_fused_products_are_one_step(webnn_page, server_url):
 #: shapes of the split matrix-vector kernel (ops/quantized_gemv.js): its default choice, all
 #: lanes on one column (K split across the workgroup), one column a group of 32 lanes, 8 columns
 #: a group with 4 words a lane in flight, and loads of 2 and 4 words (one scale a load where the
-#: blocks allow, else one a word), and elements unpacked by masks
+#: blocks allow, else one a word)
 _GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1": {"groups": 1, "columns": 1, "unroll": 1},
                  "qgemv-split-g8c1u4": {"groups": 8, "columns": 1, "unroll": 4},
                  "qgemv-split-g2c8u2": {"groups": 2, "columns": 8, "unroll": 2},
                  "qgemv-split-g2c4u2v2": {"groups": 2, "columns": 4, "unroll": 2, "vec": 2},
-                 "qgemv-split-g4c2u1v4": {"groups": 4, "columns": 2, "unroll": 1, "vec": 4},
-                 "qgemv-split-masks": {"masks": True}, "qgemv-split-v4-masks": {"vec": 4, "masks": True}}
+                 "qgemv-split-g4c2u1v4": {"groups": 4, "columns": 2, "unroll": 1, "vec": 4}}
 
 
 @pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv", *_GEMV_CONFIGS])

@@ -22,9 +22,8 @@ const positiveInt = (v) => Number.isInteger(v) && v >= 1;
 const nonNegative = (v) => typeof v === 'number' && v >= 0;
 const object = (v) => typeof v === 'object';
 const powerOfTwoUpTo = (max) => (v) => v === undefined || (Number.isInteger(v) && v >= 1 && v <= max && (v & (v - 1)) === 0);
-const gemvConfig = (v) => v !== null && typeof v === 'object' && Object.keys(v).every((k) => ['groups', 'columns', 'unroll', 'vec', 'masks'].includes(k))
-  && powerOfTwoUpTo(8)(v.groups) && powerOfTwoUpTo(8)(v.columns) && powerOfTwoUpTo(4)(v.unroll) && powerOfTwoUpTo(4)(v.vec)
-  && (v.masks === undefined || typeof v.masks === 'boolean');
+const gemvConfig = (v) => v !== null && typeof v === 'object' && Object.keys(v).every((k) => ['groups', 'columns', 'unroll', 'vec'].includes(k))
+  && powerOfTwoUpTo(8)(v.groups) && powerOfTwoUpTo(8)(v.columns) && powerOfTwoUpTo(4)(v.unroll) && powerOfTwoUpTo(4)(v.vec);
 
 /**
  * name -> {default, unit, readBy, what, valid(value)}. `readBy` names the module (and function)
@@ -41,9 +40,9 @@ export const SWITCHES = Object.freeze({
   matmul: {default: undefined, unit: "'blocked' | 'tiled' | 'tiled128' | 'gemv' | 'qgemv'",
     readBy: 'ops/matmul_kernels.js chooseMatmulKernel, ops/quantized_matmul.js', valid: oneOf('blocked', 'tiled', 'tiled128', 'gemv', 'qgemv'),
     what: "the matrix kernel of every matmul, gemm and non-pointwise product ('qgemv': packed-weight products only)"},
-  qgemvConfig: {default: undefined, unit: '{groups, columns, unroll, vec, masks}: powers of two, groups and columns 1..8, unroll and vec 1..4; masks boolean',
+  qgemvConfig: {default: undefined, unit: '{groups, columns, unroll, vec}: powers of two, groups and columns 1..8, unroll and vec 1..4',
     readBy: 'ops/quantized_gemv.js chooseGemvConfig', valid: gemvConfig,
-    what: "the packed matrix-vector kernel's shape: column groups a workgroup of 256, columns a group, loads a lane in flight, words a load, elements unpacked by masks instead of shifts (a member left out: the kernel's choice)"},
+    what: "the packed matrix-vector kernel's shape: column groups a workgroup of 256, columns a group, loads a lane in flight, words a load (a member left out: the kernel's choice)"},
   qgemvSerial: {default: undefined, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the packed-weight matrix-vector kernel)', valid: bool,
     what: 'one invocation a column with no barrier (undefined: on software adapters), instead of 32 invocations sharing a column'},
   packedWords: {default: true, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the tiled kernels of packed-weight products)', valid: bool,

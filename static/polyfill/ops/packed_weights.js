@@ -64,28 +64,11 @@ export function wordMagic(w, j, bits, signed) {
 /**
  * WGSL expressions: the elements of word `w` (u32) as vec4<f32>s in element order (one for 8-bit
  * elements, two for 4-bit), each q - zeroPoint with `z` the f32 q_offset gives.
- *
- * `masked`: each element is masked in place instead of shifted down, and OR-ed into the mantissa
- * of 2^(23 - s) for an element at bit s (s <= 12 for 4 bits, <= 8 for 8 bits; the upper half of
- * the word is shifted down by 16 once), which is the f32 2^(23 - s) + q + o; the zero point's
- * form is moved to the same offsets (four additions). One logical operation an element instead of
- * a shift and one: fewer integer instructions where the zero point is shared by several words.
  */
-export function unpackWord(bits, signed, w, z, masked = false) {
+export function unpackWord(bits, signed, w, z) {
+  const shifts = bits === 8 ? [[0, 8, 16, 24]] : [[0, 4, 8, 12], [16, 20, 24, 28]];
   const v = (xs) => `vec4<u32>(${xs.map((x) => `${x}u`).join(', ')})`;
-  if (!masked) {
-    const shifts = bits === 8 ? [[0, 8, 16, 24]] : [[0, 4, 8, 12], [16, 20, 24, 28]];
-    return shifts.map((sh) => `(bitcast<vec4<f32>>(((vec4<u32>(${w}) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) ^ vec4<u32>(${magicMask(bits, signed)})) - vec4<f32>(${z}))`);
-  }
-  const o = signOffset(bits, signed);
-  const field = (1 << bits) - 1;
-  const at = bits === 8 ? [0, 8, 0, 8] : [0, 4, 8, 12];
-  const masks = v(at.map((sh) => `0x${(field << sh).toString(16)}`));
-  const magics = v(at.map((sh) => `0x${((((127 + 23 - sh) << 23) | (o << sh)) >>> 0).toString(16)}`));
-  const bases = `vec4<f32>(${at.map((sh) => `${2 ** (23 - sh)}.0`).join(', ')}) + vec4<f32>(${z} - ${2 ** 23}.0)`;
-  const part = (x) => `(bitcast<vec4<f32>>((${x} & ${masks}) ^ ${magics}) - (${bases}))`;
-  const hi = `(${w} >> 16u)`;
-  return bits === 8 ? [part(`vec4<u32>(${w}, ${w}, ${hi}, ${hi})`)] : [part(`vec4<u32>(${w})`), part(`vec4<u32>${hi}`)];
+  return shifts.map((sh) => `(bitcast<vec4<f32>>(((vec4<u32>(${w}) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) ^ vec4<u32>(${magicMask(bits, signed)})) - vec4<f32>(${z}))`);
 }
 
 /** WGSL expression: element j (a u32 expression) of word `w` of `bits`-bit elements, as i32. */

@@ -49,18 +49,16 @@ export function quantizedGemvLayout(quant, u) {
 
 /**
  * The split variant's shape for an N x K product of `bits`-bit weights: the tuning switch
- * `qgemvConfig` where set (a member left out: chosen as below), else loads of one word unpacked
- * by shifts (`masks`: packed_weights.js unpackWord), 2 loads
+ * `qgemvConfig` where set (a member left out: chosen as below), else loads of one word, 2 loads
  * a lane in flight, as many lanes a column as keep two loads a lane (32 to 128: K split across
  * up to half the workgroup), and 4 columns a group, fewer while that gives under TARGET_GROUPS
  * workgroups (docs/packed-weights.md: the shapes measured).
- * @returns {{groups: number, columns: number, unroll: number, vec: number, masks: boolean}}
+ * @returns {{groups: number, columns: number, unroll: number, vec: number}}
  */
 export function chooseGemvConfig(ctx, N, K, bits) {
   const want = ctx.tuning.qgemvConfig ?? {};
   const unroll = want.unroll ?? 2;
   const vec = want.vec ?? 1;
-  const masks = want.masks ?? false;
   const loads = Math.ceil(K * bits / 32 / vec);
   let lanes = 32;
   while (lanes < 128 && lanes * 2 * 2 <= loads) lanes *= 2;
@@ -69,7 +67,7 @@ export function chooseGemvConfig(ctx, N, K, bits) {
   if (!want.columns) {
     while (columns > 1 && Math.ceil(N / (groups * columns)) < TARGET_GROUPS) columns /= 2;
   }
-  return {groups, columns, unroll, vec, masks};
+  return {groups, columns, unroll, vec};
 }
 
 /** Workgroups of the kernel for N columns. */
@@ -87,7 +85,7 @@ export function gemvWorkgroups(N, serial, config) {
 export function quantizedGemvShader({dataType, hasC, quant, vecA, chunkScale, scaleWords, serial, config}, declareCommon, storeY, storeHelpers) {
   const T = wgslType(dataType);
   const {bits, signed, hasZp} = quant;
-  const name = serial ? 'matmul_qgemv_serial' : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}${config.masks ? 'm' : ''}`;
+  const name = serial ? 'matmul_qgemv_serial' : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}`;
   const shader = new Shader(`${name}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
     .read('B', serial ? 'vec4<u32>' : config.vec > 1 ? `vec${config.vec}<u32>` : 'u32').read('S', 'f32');
   if (hasZp) shader.read('Z', 'u32');
@@ -101,7 +99,7 @@ export function quantizedGemvShader({dataType, hasC, quant, vecA, chunkScale, sc
 fn a4(k: u32) -> vec4<f32> { return A[(u_a_base() + k) / 4u]; }`
     : `fn a_at(k: u32) -> f32 { return f32(A[u_a_base() + k * u_a_sk()]); }
 fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u), a_at(k + 3u)); }`);
-  const parts = unpackWord(bits, signed, 'w', 'z', !serial && config.masks);
+  const parts = unpackWord(bits, signed, 'w', 'z');
   // a word's dot product with A's elements from k: `av` the vec4s of A it meets
   const aParams = parts.map((_, i) => `a${i}: vec4<f32>`).join(', ');
   shader.fn(`fn word_dot(w: u32, z: f32, ${aParams}) -> f32 {
