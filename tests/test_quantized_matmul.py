@@ -264,12 +264,12 @@ def test_fused_products_are_one_step(webnn_page, server_url):
         assert r["steps"] == [ops], (c["name"], r["steps"])
 
 
-#: shapes of the split matrix-vector kernel (ops/quantized_gemv.js): its default choice, all
-#: lanes on one column (K split across the workgroup), one column a group of 32 lanes, 8 columns
-#: a group with 4 words a lane in flight, and loads of 2 and 4 words (one scale a load where the
-#: blocks allow, else one a word)
-_GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1": {"groups": 1, "columns": 1, "unroll": 1},
-                 "qgemv-split-g8c1u4": {"groups": 8, "columns": 1, "unroll": 4},
+#: shapes of the split matrix-vector kernel (ops/quantized_gemv.js): its default choice (loads of
+#: 16 elements), all lanes on one column (K split across the workgroup) with one-word loads, one
+#: column a group of 32 lanes with one-word loads 4 in flight, 8 columns a group, and loads of 2
+#: and 4 words (one scale a load where the blocks allow, else one a word)
+_GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1v1": {"groups": 1, "columns": 1, "unroll": 1, "vec": 1},
+                 "qgemv-split-g8c1u4v1": {"groups": 8, "columns": 1, "unroll": 4, "vec": 1},
                  "qgemv-split-g2c8u2": {"groups": 2, "columns": 8, "unroll": 2},
                  "qgemv-split-g2c4u2v2": {"groups": 2, "columns": 4, "unroll": 2, "vec": 2},
                  "qgemv-split-g4c2u1v4": {"groups": 4, "columns": 2, "unroll": 1, "vec": 4}}

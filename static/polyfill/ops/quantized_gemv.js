@@ -25,6 +25,8 @@ import {declareScaleMap, quantKey, unpackWord, wordMagic} from './packed_weights
 const THREADS = 256;
 /** Output columns per workgroup of the serial variant: one invocation a column. */
 const SERIAL_COLS = 64;
+/** Elements of one load of a lane in the split variant (docs/packed-weights.md). */
+const LOAD_ELEMENTS = 16;
 /** Workgroups the split variant aims for before it gives a group fewer columns. */
 const TARGET_GROUPS = 256;
 
@@ -49,16 +51,17 @@ export function quantizedGemvLayout(quant, u) {
 
 /**
  * The split variant's shape for an N x K product of `bits`-bit weights: the tuning switch
- * `qgemvConfig` where set (a member left out: chosen as below), else loads of one word, 2 loads
- * a lane in flight, as many lanes a column as keep two loads a lane (32 to 128: K split across
- * up to half the workgroup), and 4 columns a group, fewer while that gives under TARGET_GROUPS
- * workgroups (docs/packed-weights.md: the shapes measured).
+ * `qgemvConfig` where set (a member left out: chosen as below), else loads of 16 elements (2
+ * words of 4-bit, 4 of 8-bit elements), up to 4 loads a lane in flight, as many lanes a column as
+ * keep two loads a lane (32 to 128: K split across up to half the workgroup), and 4 columns a
+ * group, fewer while that gives under TARGET_GROUPS workgroups (docs/packed-weights.md: the
+ * shapes measured).
  * @returns {{groups: number, columns: number, unroll: number, vec: number}}
  */
 export function chooseGemvConfig(ctx, N, K, bits) {
   const want = ctx.tuning.qgemvConfig ?? {};
-  const unroll = want.unroll ?? 2;
-  const vec = want.vec ?? 1;
+  const unroll = want.unroll ?? 4;
+  const vec = want.vec ?? LOAD_ELEMENTS * bits / 32;
   const loads = Math.ceil(K * bits / 32 / vec);
   let lanes = 32;
   while (lanes < 128 && lanes * 2 * 2 <= loads) lanes *= 2;
