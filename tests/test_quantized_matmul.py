@@ -576,3 +576,39 @@ def test_packed_prefill_products_split_to_more_workgroups(webnn_page, server_url
     assert "ok" in result, result
     assert result["ok"]["float"] == ["matmul_tiled"], result["ok"]
     assert result["ok"]["packed"] == ["matmul_tiled_split_qu4zu4w", "matmul_split_reduce"], result["ok"]
+
+
+_DECODE_JS = """
+const {configureContext} = await import('/polyfill/options.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
+const context = await navigator.ml.createContext();
+configureContext(context, {tuning: {adapterInfo: {vendor: 'nvidia', architecture: 'hopper', description: '',
+  isFallbackAdapter: false}}});
+// [1, 2048] x W [2048 columns, 2048] (64 blocks of 32 along K), 4- and 8-bit
+const kernel = async (dataType, bits) => {
+  const b = new MLGraphBuilder(context);
+  const a = b.input('a', {dataType: 'float32', shape: [1, 2048]});
+  const q = b.constant({dataType, shape: [2048, 64, 32]}, new Uint8Array(2048 * 2048 * bits / 8).fill(0x5a));
+  const s = b.constant({dataType: 'float32', shape: [2048, 64, 1]}, new Float32Array(2048 * 64).fill(0.5));
+  // zero points 8 (4-bit) and 0 (8-bit: none bound)
+  const z = b.constant({dataType, shape: [2048, 64, 1]}, new Uint8Array(2048 * 64 * bits / 8).fill(bits === 4 ? 0x88 : 0));
+  const w = b.transpose(b.reshape(b.dequantizeLinear(q, s, z), [2048, 2048]));
+  const graph = await b.build({y: b.matmul(a, w)});
+  const out = describeGraph(graph).steps.map((st) => st.kernel);
+  graph.destroy();
+  return out;
+};
+const result = {uint4: await kernel('uint4', 4), int8: await kernel('int8', 8)};
+context.destroy();
+return result;
+"""
+
+
+def test_decode_products_load_16_elements_a_lane(webnn_page, server_url):
+    """On a hardware adapter a one-row packed product runs the split matrix-vector kernel with
+    loads of 16 elements (2 words of 4-bit, 4 of 8-bit), 4 in flight (ops/quantized_gemv.js
+    chooseGemvConfig; docs/packed-weights.md has the measurements): for K = N = 2048, 64 lanes a
+    column and 2 columns a group."""
+    result = run_js(webnn_page, server_url, _DECODE_JS)
+    assert "ok" in result, result
+    assert result["ok"] == {"uint4": ["matmul_qgemv_g4c2u4v2_qu4zu4"], "int8": ["matmul_qgemv_g4c2u4v4_qi8"]}, result["ok"]
