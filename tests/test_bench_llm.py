@@ -67,3 +67,23 @@ def test_bench_llm_profiles_the_polyfill_with_its_tuning(tmp_path):
     # a decode step is one dispatch and one readTensor (the logits) of the polyfill
     assert calls["decodeStep"]["dispatch"]["calls"] == 1 and calls["decodeStep"]["readTensor"]["calls"] == 1, calls
     assert f"{model['name']}, 1-row graph:" in done.stdout and "the polyfill's calls (host ms)" in done.stdout
+
+
+def test_bench_llm_lists_each_prefill_from_five_runs():
+    """With --prefill-runs 5 or more the printout lists every prefill's TTFT in turn and the last
+    five's median (the GPU's clock rises over back-to-back prefills); with fewer, only the median."""
+    from tools.bench_llm import format_table
+
+    def run(times):
+        r = {"ttftMs": 20.0, "ttftTimesMs": times, "prefillRows": 128, "prefillTokensPerS": 6400.0,
+             "decodeTokensPerS": 100.0, "weightFileBytes": 10**8, "gpuBytesAfterLoad": 1.1e8, "gpuPeakBytes": 1.2e8,
+             "agree": True, "agreeSteps": 3, "tokens": [1, 2, 3]}
+        return {"config": {"prompt": 128, "new": 2, "warmup": True, "prefillRuns": len(times)}, "ortVersion": "1.30.0",
+                "adapter": {"vendor": "nvidia"},
+                "models": [{"name": "m", "runtimes": {"webnn-ep": r},
+                            "floor": {"bytesPerToken": 1e8, "bandwidth": 3.35e12, "tokensPerS": 33500.0}}]}
+
+    text = format_table(run([40.0, 30.0, 20.0, 11.0, 10.0, 10.5, 9.0]))
+    assert "m: ORT-web WebNN EP on the polyfill TTFT of the 7 prefills in turn (ms): 40.0, 30.0, 20.0, 11.0, 10.0, " \
+           "10.5, 9.0; the last 5' median 10.5" in text, text
+    assert "prefills in turn" not in format_table(run([40.0, 30.0, 20.0]))
