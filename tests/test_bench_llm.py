@@ -85,5 +85,5 @@ def test_bench_llm_lists_each_prefill_from_five_runs():
 
     text = format_table(run([40.0, 30.0, 20.0, 11.0, 10.0, 10.5, 9.0]))
     assert "m: ORT-web WebNN EP on the polyfill TTFT of the 7 prefills in turn (ms): 40.0, 30.0, 20.0, 11.0, 10.0, " \
-           "10.5, 9.0; the last 5' median 10.5" in text, text
+           "10.5, 9.0; median of the last 5 10.5" in text, text
     assert "prefills in turn" not in format_table(run([40.0, 30.0, 20.0]))

@@ -198,7 +198,7 @@ def format_table(run: dict[str, Any]) -> str:
                 # back-to-back prefills raise a GPU's clock: the first ones are a user's first
                 # prompt after idle, the last ones the kernel's rate at speed
                 lines.append(f"{model['name']}: {RUNTIME_LABELS.get(name, name)} TTFT of the {len(times)} prefills in "
-                             f"turn (ms): {', '.join(f'{t:.1f}' for t in times)}; the last {CLOCK_RUNS}' median "
+                             f"turn (ms): {', '.join(f'{t:.1f}' for t in times)}; median of the last {CLOCK_RUNS} "
                              f"{statistics.median(times[-CLOCK_RUNS:]):.1f}")
         if "decodeTokensPerS" in polyfill and "decodeTokensPerS" in ort:
             lines.append(f"{model['name']}: decode WebNN EP on the polyfill / ORT-web WebGPU EP = "
