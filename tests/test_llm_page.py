@@ -315,7 +315,7 @@ def test_page_says_how_to_convert_a_missing_model(webnn_page):
 
 
 @pytest.mark.parametrize("query, says", [("reuse=bogus", "auto, always or never"), ("device=npu", "gpu or cpu"),
-                                         ("ctx=abc", "a context length"), ("ctx=63", "this model has contexts")])
+                                         ("ctx=abc", "?ctx=abc: this model has contexts"), ("ctx=63", "this model has contexts")])
 def test_page_names_a_mistyped_url_parameter(webnn_page, tiny, query, says):
     """A URL parameter out of its values (a context the converted model has no graph for included)
     is reported as such, with the values it takes: no model load, no console error, no `make llm`

@@ -26,16 +26,15 @@ export function readOptions(search) {
   const params = new URLSearchParams(search);
   const model = params.get('model') ?? DEFAULT_MODEL;
   if (!/^[\w.-]+$/.test(model)) throw new TypeError(`?model=${model}: not a model folder name`);
-  // WebGPU unless asked for the CPU context
-  const device = params.get('device') || 'gpu';
-  if (device !== 'gpu' && device !== 'cpu') throw new TypeError(`?device=${device}: gpu or cpu`);
+  // auto: createContext() chooses (WebGPU on a hardware adapter, else the CPU context)
+  const device = params.get('device') || 'auto';
+  if (!['auto', 'gpu', 'cpu'].includes(device)) throw new TypeError(`?device=${device}: auto, gpu or cpu`);
+  // checked against the converted model's contexts by load(), which names them
   const ctxText = params.get('ctx') || null;
-  const ctx = ctxText === null ? null : Number(ctxText);
-  if (ctx !== null && !(Number.isInteger(ctx) && ctx > 1)) throw new TypeError(`?ctx=${ctxText}: a context length, e.g. 256`);
   // decoder.extend's policy for the cached prefix of each turn's prompt
   const reuse = params.get('reuse') || 'auto';
   if (!['auto', 'always', 'never'].includes(reuse)) throw new TypeError(`?reuse=${reuse}: auto, always or never`);
-  return {model, device, maxLength: ctx, prompt: params.get('prompt'),
+  return {model, device, maxLength: ctxText === null ? null : Number(ctxText), ctxText, prompt: params.get('prompt'),
     autorun: params.get('autorun') === '1', reuse};
 }
 
@@ -86,7 +85,7 @@ async function load(ui, options) {
   }
   const meta = await (await fetch(base + 'genai_config.json')).json();
   if (options.maxLength !== null && !meta.max_lengths.includes(options.maxLength)) {
-    addressError(ui, `?ctx=${options.maxLength}: this model has contexts ${meta.max_lengths.join(', ')}`);
+    addressError(ui, `?ctx=${options.ctxText}: this model has contexts ${meta.max_lengths.join(', ')}`);
     return null;
   }
   const maxLength = options.maxLength ?? Math.min(...meta.max_lengths);
@@ -97,7 +96,7 @@ async function load(ui, options) {
   const ort = await import(ORT_URL);
   ort.env.wasm.numThreads = 1;  // ORT's own wasm only plans the sessions; the graphs run on WebNN
   view.showStatus(ui, 'Creating the WebNN context…');
-  const context = await navigator.ml.createContext({deviceType: options.device});
+  const context = await navigator.ml.createContext(options.device === 'auto' ? {} : {deviceType: options.device});
   const deviceType = context.accelerated === false ? 'cpu' : 'gpu';
   const adapter = await describeContext(context, implementation);
   ui.adapter.textContent = adapter;
@@ -107,7 +106,7 @@ async function load(ui, options) {
     ChatTokenizer.load(base),
   ]);
   ui.modelInfo.textContent = `${meta.name ?? options.model}: ${meta.config.layers} layers, ${meta.config.bits}-bit weights ` +
-    `(${(decoder.weightBytes / 1e6).toFixed(1)} MB), context ${maxLength} tokens, KV cache ${(decoder.cacheBytes / 1e6).toFixed(1)} MB on the device`;
+    `(${(decoder.weightBytes / 1e6).toFixed(1)} MB), context ${maxLength} tokens, KV cache ${(decoder.cacheBytes / 1e6).toFixed(1)} MB in the context`;
   ui.buildTime.textContent = `${(decoder.buildMs / 1000).toFixed(2)} s (two ORT sessions: prefill and decode)`;
   view.showStatus(ui, 'Ready.', {done: true});
   return {decoder, tokenizer, context, deviceType, adapter, messages: [], sequence: 0, abort: null, reuse: options.reuse};
@@ -197,7 +196,7 @@ async function main() {
   try {
     options = readOptions(location.search);
   } catch (error) {
-    addressError(ui, messageOf(error));
+    addressError(ui, error.message);
     window.removeEventListener('unhandledrejection', onRejection);
     return;
   }
