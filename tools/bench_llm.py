@@ -180,7 +180,9 @@ def format_table(run: dict[str, Any]) -> str:
         floor = model["floor"]
         lines.append(f"{model['name']}: floor {_mb(floor['bytesPerToken'])} MB read per decode token "
                      f"(MatMulNBits weights, scales, zero points) / {floor['bandwidth'] / 1e12:.2f} TB/s = "
-                     f"{floor['tokensPerS']:,.0f} tokens/s at most")
+                     f"{floor['tokensPerS']:,.0f} tokens/s at most"
+                     + (" (a GPU's figure: this adapter is a software one, its timings say nothing about a GPU)"
+                        if (run.get("adapter") or {}).get("isFallbackAdapter") else ""))
         polyfill, ort = model["runtimes"].get("webnn-ep", {}), model["runtimes"].get("webgpu", {})
         if "gpuBytesPrefillSession" in polyfill:
             largest = ", ".join(_mb(b["bytes"]) for b in polyfill["gpuLargestAfterLoad"][:6])
@@ -205,8 +207,8 @@ def format_table(run: dict[str, Any]) -> str:
                          f"{polyfill['decodeTokensPerS'] / ort['decodeTokensPerS']:.2f}×; TTFT "
                          f"{polyfill['ttftMs'] / ort['ttftMs']:.2f}×")
     lines += ["", f"prompt {cfg['prompt']} tokens, {cfg['new']} greedy decode steps after {int(cfg['warmup'])} warm-up "
-              f"(prefill and 2 steps), TTFT the median of {cfg['prefillRuns']}; the WebNN EP's prefill runs max_length rows "
-              f"(the prompt padded), ORT's own loops the prompt's rows; GPU MB: WebGPU buffers created and not destroyed "
+              f"(prefill and 2 steps), TTFT the median of {cfg['prefillRuns']}; the WebNN EP's prefill runs the shortest "
+              f"prefill graph that holds the prompt (its rows in brackets, the prompt padded), ORT's own loops the prompt's rows; GPU MB: WebGPU buffers created and not destroyed "
               f"(weights, KV cache, pools); ORT-web {run.get('ortVersion')}; adapter: {adapter_line(run.get('adapter') or {})}"
               + (f"; Chromium {run['browser']}" if run.get("browser") else "")]
     if run.get("softwareDefaults"):
