@@ -538,12 +538,16 @@ def test_ort_matmul_nbits(webnn_page, server_url, seq, bits):
     np.testing.assert_allclose(np.array(got["y"], np.float32), expected, rtol=0, atol=ATOL)
 
 
-_SPLIT_JS = """
+#: a context whose plans are a hardware (NVIDIA) adapter's, and describeGraph
+_NVIDIA_PLAN_JS = """
 const {configureContext} = await import('/polyfill/options.js');
 const {describeGraph} = await import('/polyfill/inspect.js');
 const context = await navigator.ml.createContext();
 configureContext(context, {tuning: {adapterInfo: {vendor: 'nvidia', architecture: 'hopper', description: '',
   isFallbackAdapter: false}}});
+"""
+
+_SPLIT_JS = _NVIDIA_PLAN_JS + """
 // [128, 256] x [256, 4096]: 2 x 64 tiles of 64 x 64, 128 workgroups
 const kernels = async (packed) => {
   const b = new MLGraphBuilder(context);
@@ -578,12 +582,7 @@ def test_packed_prefill_products_split_to_more_workgroups(webnn_page, server_url
     assert result["ok"]["packed"] == ["matmul_tiled_split_qu4zu4w", "matmul_split_reduce"], result["ok"]
 
 
-_DECODE_JS = """
-const {configureContext} = await import('/polyfill/options.js');
-const {describeGraph} = await import('/polyfill/inspect.js');
-const context = await navigator.ml.createContext();
-configureContext(context, {tuning: {adapterInfo: {vendor: 'nvidia', architecture: 'hopper', description: '',
-  isFallbackAdapter: false}}});
+_DECODE_JS = _NVIDIA_PLAN_JS + """
 // [1, 2048] x W [2048 columns, 2048] (64 blocks of 32 along K), 4- and 8-bit
 const kernel = async (dataType, bits) => {
   const b = new MLGraphBuilder(context);
