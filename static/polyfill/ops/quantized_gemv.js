@@ -34,9 +34,8 @@ const TARGET_GROUPS = 256;
  * Whether the kernels can read this product: one row, B contiguous along K with each column's
  * start on a 16-byte chunk, the blocks along K whole words aligned on words. `scaleWords`: the
  * most words (1, 2 or 4) that, aligned on as many, always share one scale (4: also when one
- * scale spans K); `chunkScale` (a 16-byte chunk has one scale) is scaleWords 4, which the
- * serial variant uses.
- * @returns {{chunkScale: boolean, scaleWords: number}|null}
+ * scale spans K; the serial variant's 16-byte chunks have one scale where it is 4).
+ * @returns {{scaleWords: number}|null}
  */
 export function quantizedGemvLayout(quant, u) {
   const per = 32 / quant.bits; // elements a word
@@ -46,7 +45,7 @@ export function quantizedGemvLayout(quant, u) {
   if (u.qk_t === 1 && (u.qk_b % per || u.qk_o % per)) return null;
   const shared = (words) => u.qk_t === 0 || (u.qk_b % (words * per) === 0 && u.qk_o % (words * per) === 0);
   const scaleWords = [4, 2, 1].find(shared);
-  return {chunkScale: scaleWords === 4, scaleWords};
+  return {scaleWords};
 }
 
 /**
@@ -85,7 +84,7 @@ export function gemvWorkgroups(N, serial, config) {
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  * @param {function} storeHelpers the data type's store helpers
  */
-export function quantizedGemvShader({dataType, hasC, quant, vecA, chunkScale, scaleWords, serial, config}, declareCommon, storeY, storeHelpers) {
+export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, serial, config}, declareCommon, storeY, storeHelpers) {
   const T = wgslType(dataType);
   const {bits, signed, hasZp} = quant;
   const name = serial ? 'matmul_qgemv_serial' : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}`;
@@ -109,7 +108,7 @@ fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u
   return ${parts.map((e, i) => `dot(${e}, a${i})`).join(' + ')};
 }`);
   const zero = (si) => `q_offset(${si})`;
-  if (serial) return serialBody(shader, {bits, signed, chunkScale, zero});
+  if (serial) return serialBody(shader, {bits, signed, scaleWords, zero});
   return splitBody(shader, {bits, signed, parts, zero, config, scaleWords});
 }
 
@@ -130,17 +129,20 @@ function splitBody(shader, {bits, signed, parts, zero, config, scaleWords}) {
     : `fn b_word(row: u32, w: u32) -> u32 { return B[row + w / ${V}u][w % ${V}u]; }`);
   const word = (q, j) => (V === 1 ? q : `${q}[${j}]`);
   const avs = (name, k) => parts.map((_, i) => `      let ${name}_${i} = a4(${k} + ${4 * i}u);`);
-  const dot = (q, name, si) => `word_dot(${q}, ${zero(si)}, ${parts.map((_, i) => `${name}_${i}`).join(', ')})`;
+  // word q's dot product with A's vec4s {name}_i, less the zero point of scale index si
+  const dot = (q, name) => `word_dot(${q}, ${zero('si')}, ${parts.map((_, i) => `${name}_${i}`).join(', ')})`;
+  // column r's sum gains `product` (of scale index si = sk + sn{r}) times that scale
+  const add = (r, sk, product) => `      { let si = ${sk} + sn${r}; s${r} += (${product}) * S[si]; }`;
   // the products of load u (its words q{u}_{r}, A's elements from k{u}, scale index sk{u})
   const unit = (u) => {
     const lines = js.flatMap((j) => avs(`a${u}_${j}`, `k${u} + ${j * per}u`));
     if (oneScale) {
-      lines.push(...rs.map((r) => `      { let si = sk${u} + sn${r}; s${r} += (${js.map((j) => dot(word(`q${u}_${r}`, j), `a${u}_${j}`, 'si')).join(' + ')}) * S[si]; }`));
+      lines.push(...rs.map((r) => add(r, `sk${u}`, js.map((j) => dot(word(`q${u}_${r}`, j), `a${u}_${j}`)).join(' + '))));
       return lines.join('\n');
     }
     for (const j of js) {
       if (j) lines.push(`      let sk${u}_${j} = scale_k(k${u} + ${j * per}u);`);
-      lines.push(...rs.map((r) => `      { let si = ${j ? `sk${u}_${j}` : `sk${u}`} + sn${r}; s${r} += ${dot(word(`q${u}_${r}`, j), `a${u}_${j}`, 'si')} * S[si]; }`));
+      lines.push(...rs.map((r) => add(r, j ? `sk${u}_${j}` : `sk${u}`, dot(word(`q${u}_${r}`, j), `a${u}_${j}`))));
     }
     return lines.join('\n');
   };
@@ -191,7 +193,7 @@ ${V === 1 ? '' : `  // whole words after the last whole load: a word a lane
       let k = w * ${per}u;
       let sk = scale_k(k);
 ${avs('t', 'k').join('\n')}
-${rs.map((r) => `      { let si = sk + sn${r}; s${r} += ${dot(`b_word(row${r}, w)`, 't', 'si')} * S[si]; }`).join('\n')}
+${rs.map((r) => add(r, 'sk', dot(`b_word(row${r}, w)`, 't'))).join('\n')}
   }
 `}  // the last, partial word (K not a multiple of ${per}): element by element
   if (lane == 0u) {
@@ -211,11 +213,11 @@ ${tree.join('\n')}
 }
 
 /** The serial variant's entry point: one invocation a column, 16-byte chunks in order. */
-function serialBody(shader, {bits, signed, chunkScale, zero}) {
+function serialBody(shader, {bits, signed, scaleWords, zero}) {
   const per = 32 / bits;
   const chunk = 4 * per;
   const wordsOf = (i) => `word_dot(w[${i}], z, ${(bits === 8 ? [0] : [0, 4]).map((o) => `a4(k0 + ${i * per + o}u)`).join(', ')})`;
-  const full = chunkScale
+  const full = scaleWords === 4
     ? `        let si = scale_index(k0, n);
         let z = ${zero('si')};
         s += (${[0, 1, 2, 3].map(wordsOf).join(' + ')}) * S[si];`
