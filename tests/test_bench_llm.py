@@ -71,15 +71,16 @@ def test_bench_llm_profiles_the_polyfill_with_its_tuning(tmp_path):
 
 def test_bench_llm_lists_each_prefill_from_five_runs():
     """With --prefill-runs 5 or more the printout lists every prefill's TTFT in turn and the last
-    five's median (the GPU's clock rises over back-to-back prefills); with fewer, only the median."""
+    five's median (the GPU's clock rises over back-to-back prefills); with fewer, only the median.
+    The bandwidth floor is said to be a GPU's figure when the adapter is a software one."""
     from tools.bench_llm import format_table
 
-    def run(times):
+    def run(times, fallback=False):
         r = {"ttftMs": 20.0, "ttftTimesMs": times, "prefillRows": 128, "prefillTokensPerS": 6400.0,
              "decodeTokensPerS": 100.0, "weightFileBytes": 10**8, "gpuBytesAfterLoad": 1.1e8, "gpuPeakBytes": 1.2e8,
              "agree": True, "agreeSteps": 3, "tokens": [1, 2, 3]}
         return {"config": {"prompt": 128, "new": 2, "warmup": True, "prefillRuns": len(times)}, "ortVersion": "1.30.0",
-                "adapter": {"vendor": "nvidia"},
+                "adapter": {"vendor": "nvidia", "isFallbackAdapter": fallback},
                 "models": [{"name": "m", "runtimes": {"webnn-ep": r},
                             "floor": {"bytesPerToken": 1e8, "bandwidth": 3.35e12, "tokensPerS": 33500.0}}]}
 
@@ -87,3 +88,5 @@ def test_bench_llm_lists_each_prefill_from_five_runs():
     assert "m: ORT-web WebNN EP on the polyfill TTFT of the 7 prefills in turn (ms): 40.0, 30.0, 20.0, 11.0, 10.0, " \
            "10.5, 9.0; median of the last 5 10.5" in text, text
     assert "prefills in turn" not in format_table(run([40.0, 30.0, 20.0]))
+    assert "a GPU's figure" not in text
+    assert "tokens/s at most (a GPU's figure: this adapter is a software one" in format_table(run([9.0], fallback=True))

@@ -208,7 +208,8 @@ def format_table(run: dict[str, Any]) -> str:
                          f"{polyfill['ttftMs'] / ort['ttftMs']:.2f}×")
     lines += ["", f"prompt {cfg['prompt']} tokens, {cfg['new']} greedy decode steps after {int(cfg['warmup'])} warm-up "
               f"(prefill and 2 steps), TTFT the median of {cfg['prefillRuns']}; the WebNN EP's prefill runs the shortest "
-              f"prefill graph that holds the prompt (its rows in brackets, the prompt padded), ORT's own loops the prompt's rows; GPU MB: WebGPU buffers created and not destroyed "
+              f"prefill graph that holds the prompt (its rows in brackets, the prompt padded), ORT's own loops the "
+              f"prompt's rows; GPU MB: WebGPU buffers created and not destroyed "
               f"(weights, KV cache, pools); ORT-web {run.get('ortVersion')}; adapter: {adapter_line(run.get('adapter') or {})}"
               + (f"; Chromium {run['browser']}" if run.get("browser") else "")]
     if run.get("softwareDefaults"):
