@@ -17,13 +17,19 @@ Usage::
 
     python -m tools.bench_matmul [--reps N] [--batch N] [--max-size N] [--kernels a,b]
                                  [--shapes MxKxN,...] [--quantized S|KxN,...] [--rows M,...] [--only-shapes]
+                                 [--data-types float32,float16]
                                  [--overrides JSON] [--rounds N] [--sustain MS] [--out bench-results/matmul.json]
                                  [--timeout SECONDS] [--profile]
 
 ``--shapes`` adds float32 matmuls [M, K] x [K, N] (e.g. BERT-base's 128x768x2304, or 4000x4000x4000
 next to 4096^3); ``--only-shapes`` drops the built-in cases. ``--overrides`` adds variants: a JSON
 list of ``kernelOverrides`` objects (e.g. ``[{"matmul": "tiled", "splitK": 2}]``), each timed on
-every matrix case next to the ``--kernels``, labelled by its JSON.
+every matrix case next to the ``--kernels``, labelled by its JSON; a member ``productPrecision``
+sets that context option for the variant (``{"productPrecision": "float16"}``: float32 products
+on the f16 matrix units).
+
+``--data-types float32,float16`` times the cases with input operands in each data type (float16
+products run on the GPU's matrix units where the device has them; ops/matmul_matrix_units.js).
 
 ``--quantized 4096,8192`` adds quantized products as ORT's WebNN EP writes ONNX MatMulNBits (int8
 and int4 S x S weights, or K x N for a size KxN such as 896x4864, block-wise scales and zero
@@ -62,6 +68,18 @@ def shape_cases(shapes: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
     """Matmul cases [M, K] x [K, N] for (M, K, N) triples."""
     return [{"name": f"matmul {m}x{k} . {k}x{n}", "op": "matmul", "inputs": {"a": [m, k], "b": [k, n]},
              "flops": 2 * m * k * n, "matrix": True} for m, k, n in shapes]
+
+
+def with_data_types(case_list: list[dict[str, Any]], data_types: list[str]) -> list[dict[str, Any]]:
+    """Each case with inputs only (no constant or quantized B) once per data type, named with it
+    where it is not float32; the other cases as they are."""
+    out = []
+    for c in case_list:
+        if c.get("quant") or c.get("constB"):
+            out.append(c)
+            continue
+        out += [c if t == "float32" else {**c, "name": f"{t} {c['name']}", "dataType": t} for t in data_types]
+    return out
 
 
 #: the block size of the quantized cases' block-wise scales (ONNX MatMulNBits' usual 32)
@@ -207,11 +225,15 @@ _BENCH_BODY = """
       if ((c.quant || c.constB) && kernel !== 'auto' && !kernel.startsWith('{')) continue;  // the adapter's pick or --overrides
       const forced = overrides?.matmul ?? kernel;
       if ((forced === 'blocked' || forced === 'gemv') && c.flops > 2 * 1024 ** 3 && !info.isFallbackAdapter) continue;
-      tune(context, Object.fromEntries(Object.keys(previous).map((k) => [k, undefined]))); tune(context, overrides ?? {}); previous = overrides ?? {};
+      // a variant's productPrecision is the context option of that name, its other members tuning switches
+      const {productPrecision = 'float32', ...switches} = overrides ?? {};
+      configureContext(context, {productPrecision});
+      tune(context, Object.fromEntries(Object.keys(previous).map((k) => [k, undefined]))); tune(context, switches); previous = switches;
       try {
       const b = new MLGraphBuilder(context);
       const ops = {};
-      for (const [name, shape] of Object.entries(c.inputs)) ops[name] = b.input(name, {dataType: 'float32', shape});
+      const dataType = c.dataType ?? 'float32';
+      for (const [name, shape] of Object.entries(c.inputs)) ops[name] = b.input(name, {dataType, shape});
       const names = Object.keys(c.inputs);
       if (c.constB) {
         const data = new Float32Array(count(c.constB));
@@ -238,12 +260,12 @@ _BENCH_BODY = """
       const graph = await b.build({y});
       const inputs = {};
       for (const name of names) {
-        inputs[name] = await context.createTensor({dataType: 'float32', shape: c.inputs[name], writable: true});
+        inputs[name] = await context.createTensor({dataType, shape: c.inputs[name], writable: true});
         const data = new Float32Array(count(c.inputs[name]));
         for (let i = 0; i < data.length; i++) data[i] = ((i * 7919) % 1000) / 1000 - 0.5;
-        context.writeTensor(inputs[name], data);
+        context.writeTensor(inputs[name], dataType === 'float16' ? new Float16Array(data) : data);
       }
-      const yt = await context.createTensor({dataType: 'float32', shape: y.shape, readable: true});
+      const yt = await context.createTensor({dataType, shape: y.shape, readable: true});
       const t = await time(graph, inputs, {y: yt}, yt);
       rows.push({name: c.name, kernel, flops: c.flops, weightBytes: c.weightBytes, ...t, steps: await profileSteps(graph)});
       graph.destroy(); yt.destroy(); Object.values(inputs).forEach((x) => x.destroy());
@@ -367,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quantized", type=parse_sizes, default=[],
                         help="sizes S or KxN (e.g. 4096,896x4864; auto: 4096,8192 on a GPU, 256,512 on SwiftShader): "
                              "int8 and int4 S x S (K x N) weights, M of --rows, each beside the float32 product of the same shape")
+    parser.add_argument("--data-types", default="float32",
+                        help="data types of the cases with input operands, comma-separated: float32, float16 (default float32)")
     parser.add_argument("--rows", type=parse_sizes_any, default=[1, 128],
                         help="M of the --quantized cases (default 1,128: a decode step and a prefill)")
     parser.add_argument("--overrides", type=json.loads, default=[],
@@ -391,7 +415,11 @@ def main(argv: list[str] | None = None) -> int:
         from tools.bench_llm import software_adapter
 
         args.quantized = AUTO_SIZES[1] if software_adapter() else AUTO_SIZES[0]
-    case_list = ([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes) + quantized_cases(args.quantized, tuple(args.rows))
+    data_types = [t.strip() for t in args.data_types.split(",") if t.strip()]
+    if not data_types or any(t not in ("float32", "float16") for t in data_types):
+        parser.error("--data-types: float32 and/or float16")
+    case_list = with_data_types(([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes), data_types) \
+        + quantized_cases(args.quantized, tuple(args.rows))
     return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
                                 profile=args.profile, overrides=args.overrides, rounds=args.rounds,
                                 sustain=args.sustain),

@@ -87,6 +87,9 @@ export class ML {
       if (adapter.limits[name] !== undefined) requiredLimits[name] = adapter.limits[name];
     }
     const requiredFeatures = ['shader-f16', 'timestamp-query'].filter((f) => adapter.features.has(f));
+    // the f16 matrix units (ops/matmul_matrix_units.js): subgroup matrices, which need subgroups
+    const matrix = ['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix'];
+    if (matrix.every((f) => adapter.features.has(f))) requiredFeatures.push(...matrix.slice(1));
     let device;
     try {
       device = await adapter.requestDevice({requiredLimits, requiredFeatures, label: 'webnn'});

@@ -1,10 +1,13 @@
 /**
  * This polyfill's own context options (native WebNN has none and ignores the `polyfill` member
  * of MLContextOptions): `fastReadback` (default true; gpu/completion.js), `profiling`
- * (default false; profiling.js) and `tuning` (the switches of tuning.js, for tests and
- * benchmarks; default: the adapter decides).
+ * (default false; profiling.js), `productPrecision` (default 'float32'; 'float16': float32
+ * matrix products run on the GPU's f16 matrix units where it has them, operands rounded to
+ * binary16 and sums in f32; ops/matmul_matrix_units.js) and `tuning` (the switches of tuning.js,
+ * for tests and benchmarks; default: the adapter decides).
  *
  *   navigator.ml.createContext({powerPreference, polyfill: {fastReadback: false, profiling: true}})
+ *   navigator.ml.createContext({polyfill: {productPrecision: 'float16'}})
  *   navigator.ml.createContext({polyfill: {tuning: {matmul: 'tiled', splitK: 2}}})
  *
  * A context made by createContext(gpuDevice) starts with the defaults; configureContext() sets
@@ -12,63 +15,80 @@
  */
 import {contextSlots} from './context.js';
 import {DEFAULT_TUNING, withTuning} from './tuning.js';
+import {matrixUnits} from './ops/matmul_matrix_units.js';
 
 /**
  * Reads `options.polyfill`: anything but an object counts as none (native WebNN ignores the
  * member); fastReadback and profiling convert to booleans.
  * @param {object} [options] MLContextOptions
- * @returns {{fastReadback: boolean, profiling: boolean, tuning: object}} tuning: a frozen tuning.js object
- * @throws {TypeError} `polyfill.tuning` names an unknown switch or a value of the wrong kind
+ * @returns {{fastReadback: boolean, profiling: boolean, productPrecision: string, tuning: object}} tuning: a frozen tuning.js object
+ * @throws {TypeError} `polyfill.tuning` names an unknown switch or a value of the wrong kind, or
+ *   `polyfill.productPrecision` is neither 'float32' nor 'float16'
  */
 export function polyfillOptions(options) {
   const given = options?.polyfill;
   const p = given !== null && (typeof given === 'object' || typeof given === 'function') ? given : {};
   return {fastReadback: p.fastReadback === undefined ? true : Boolean(p.fastReadback), profiling: Boolean(p.profiling),
+    productPrecision: productPrecision(p.productPrecision, 'createContext') ?? 'float32',
     tuning: withTuning(DEFAULT_TUNING, p.tuning, 'createContext')};
+}
+
+/** A productPrecision value checked: undefined stays undefined, else 'float32' or 'float16'. */
+function productPrecision(value, label) {
+  if (value === undefined || value === 'float32' || value === 'float16') return value;
+  throw new TypeError(`${label}: polyfill.productPrecision must be 'float32' or 'float16'`);
 }
 
 /**
  * Sets this polyfill's options on a context, e.g. one made by createContext(gpuDevice).
  * `fastReadback` applies to waits from now on; `profiling` to graphs built from now on (it needs
  * a device with "timestamp-query": for createContext(gpuDevice), request that feature when
- * creating the device); `tuning` (tuning.js) to graphs built, and tensors written, read and
+ * creating the device); `productPrecision` to graphs built from now on; `tuning` (tuning.js) to
+ * graphs built, and tensors written, read and
  * dispatched, from now on: the members given replace the current ones (undefined or null: back to
  * the default), the others keep their value. Members left undefined keep their value.
  * @param {MLContext} context a context of this polyfill
- * @param {{fastReadback?: boolean, profiling?: boolean, tuning?: object}} options
- * @returns {{fastReadback: boolean, profiling: boolean, tuning: object}} the settings now in force
- *   (profiling: whether graphs built now are profiled; tuning: the frozen switches)
- * @throws {TypeError} `context` is not an MLContext of this polyfill, or `tuning` names an
- *   unknown switch or a value of the wrong kind
+ * @param {{fastReadback?: boolean, profiling?: boolean, productPrecision?: string, tuning?: object}} options
+ * @returns {{fastReadback: boolean, profiling: boolean, productPrecision: string, tuning: object}} the
+ *   settings now in force (profiling: whether graphs built now are profiled; tuning: the frozen switches)
+ * @throws {TypeError} `context` is not an MLContext of this polyfill, `tuning` names an
+ *   unknown switch or a value of the wrong kind, or `productPrecision` is neither 'float32' nor 'float16'
  */
-export function configureContext(context, {fastReadback, profiling, tuning} = {}) {
+export function configureContext(context, {fastReadback, profiling, productPrecision: precision, tuning} = {}) {
   const s = contextSlots(context);
   if (!s) throw new TypeError('configureContext: argument is not an MLContext of this polyfill');
+  const checked = productPrecision(precision, 'configureContext');
   s.tuning = withTuning(s.tuning, tuning, 'configureContext');
-  if (!s.backend.accelerated) return {fastReadback: false, profiling: false, tuning: s.tuning}; // the CPU context has neither
+  if (!s.backend.accelerated) return {fastReadback: false, profiling: false, productPrecision: 'float32', tuning: s.tuning}; // the CPU context has none of them
+  if (checked) s.productPrecision = checked;
   s.completion.tune(s.tuning);
   if (fastReadback !== undefined) s.completion.enabled = Boolean(fastReadback);
   if (profiling !== undefined) {
     s.profilingRequested = Boolean(profiling);
     s.profiling = Boolean(profiling) && s.device.features.has('timestamp-query');
   }
-  return {fastReadback: s.completion.enabled, profiling: s.profiling, tuning: s.tuning};
+  return {fastReadback: s.completion.enabled, profiling: s.profiling, productPrecision: s.productPrecision, tuning: s.tuning};
 }
 
 /**
  * What a context of this polyfill runs on and with, for pages and tools that report it.
  * @param {MLContext} context
  * @returns {{accelerated: boolean, adapterInfo: ?object, fastReadback: boolean, profiling: boolean,
- *   tuning: object}} adapterInfo: the WebGPU adapter's info (vendor, architecture, device,
- *   description, isFallbackAdapter), null for the CPU context
+ *   productPrecision: string, matrixUnits: ?object, tuning: object}} adapterInfo: the WebGPU
+ *   adapter's info (vendor, architecture, device, description, isFallbackAdapter), null for the
+ *   CPU context; matrixUnits: the f16 subgroup-matrix configuration products run on
+ *   ({M, N, K, subgroupSize}), null where the device has none
  * @throws {TypeError} `context` is not an MLContext of this polyfill
  */
 export function contextInfo(context) {
   const s = contextSlots(context);
   if (!s) throw new TypeError('contextInfo: argument is not an MLContext of this polyfill');
-  if (!s.backend.accelerated) return {accelerated: false, adapterInfo: null, fastReadback: false, profiling: false, tuning: s.tuning};
+  if (!s.backend.accelerated) {
+    return {accelerated: false, adapterInfo: null, fastReadback: false, profiling: false, productPrecision: 'float32', matrixUnits: null, tuning: s.tuning};
+  }
   const info = s.adapterInfo;
   const adapterInfo = info ? Object.fromEntries(['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']
     .filter((k) => info[k] !== undefined).map((k) => [k, info[k]])) : null;
-  return {accelerated: true, adapterInfo, fastReadback: s.completion.enabled, profiling: s.profiling, tuning: s.tuning};
+  return {accelerated: true, adapterInfo, fastReadback: s.completion.enabled, profiling: s.profiling, productPrecision: s.productPrecision,
+    matrixUnits: matrixUnits(s), tuning: s.tuning};
 }

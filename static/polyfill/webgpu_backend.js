@@ -189,7 +189,7 @@ class WebGpuBackend {
  * Creates an MLContext on `device`.
  * @param {GPUDevice} device
  * @param {{ownsDevice: boolean, adapterInfo?: object, powerPreference: string,
- *   polyfill?: {fastReadback?: boolean, profiling?: boolean, tuning?: object}}} options polyfill: this
+ *   polyfill?: {fastReadback?: boolean, profiling?: boolean, productPrecision?: string, tuning?: object}}} options polyfill: this
  *   polyfill's own context options (options.js polyfillOptions; tuning: a frozen tuning.js object)
  * @returns {MLContext}
  */
@@ -204,6 +204,7 @@ export function createWebGpuContext(device, {ownsDevice, adapterInfo, powerPrefe
     pendingWrites: new PendingWrites(device),
     profilingRequested: Boolean(polyfill.profiling),
     profiling: Boolean(polyfill.profiling) && device.features.has('timestamp-query'),
+    productPrecision: polyfill.productPrecision ?? 'float32',
     pool: new BufferPool(device, completion),
     constants: new ConstantStore(device, TENSOR_USAGE),
     pipelines: new PipelineCache(device),

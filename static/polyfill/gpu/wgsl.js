@@ -28,7 +28,20 @@ export class Shader {
     this.workgroupSize = 64;
     this.guard = true;
     this.workgroupVars = [];
+    this.directives = [];
     this.uniform('total');
+  }
+
+  /** Adds `enable name;` (a WGSL extension the device must have) at the top of the module. */
+  enable(name) {
+    this.directives.push(`enable ${name};`);
+    return this;
+  }
+
+  /** Adds a module-wide `diagnostic(severity, rule);`. */
+  diagnostic(severity, rule) {
+    this.directives.push(`diagnostic(${severity}, ${rule});`);
+    return this;
   }
 
   /** Declares a read-only storage array `name: array<type>`; type: f32 | i32 | u32 | vec2<u32> | vec4<f32> ... */
@@ -81,7 +94,7 @@ export class Shader {
 
   /** @returns {string} the WGSL source */
   source() {
-    const lines = [];
+    const lines = [...this.directives];
     this.bindings.forEach((b, i) => {
       lines.push(`@group(0) @binding(${i}) var<storage, ${b.access}> ${b.name}: array<${b.type}>;`);
     });

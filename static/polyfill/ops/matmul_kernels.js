@@ -23,6 +23,7 @@ import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
 import {bLoad, declareB, quantKey, scaleMapUniforms, wordLoads} from './packed_weights.js';
 import {chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
+import {MATRIX_DEPTH, matrixShader, matrixStorageBytes, matrixUnits, usesMatrixUnits} from './matmul_matrix_units.js';
 
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
@@ -44,16 +45,20 @@ const SPLIT_MAX = 32;
 
 
 /**
- * The kernel for an M x N x K product: 'gemv' for few rows, 'blocked' on a CPU adapter,
- * 'tiled128' for products with many 128x128 tiles, else 'tiled'. The tuning switch
- * `matmul` (tuning.js) forces one.
+ * The kernel for an M x N x K product of `dataType`: 'gemv' for few rows, 'blocked' on a CPU
+ * adapter, 'matrix128' / 'matrix' where the product runs on the matrix units
+ * (matmul_matrix_units.js usesMatrixUnits), else 'tiled128' for products with many 128x128
+ * tiles, else 'tiled'. The tuning switch `matmul` (tuning.js) forces one ('matrix' and
+ * 'matrix128' only where the device has the matrix units, else their tiled size).
  */
-export function chooseMatmulKernel(ctx, M, N, batches) {
+export function chooseMatmulKernel(ctx, M, N, batches, dataType) {
   const override = ctx.tuning.matmul;
   if (override) return override;
   if (isSoftwareAdapter(ctx)) return 'blocked';
   if (M <= GEMV_ROWS) return 'gemv';
-  return batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES ? 'tiled128' : 'tiled';
+  const wide = batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES;
+  if (dataType && usesMatrixUnits(ctx, dataType)) return wide ? 'matrix128' : 'matrix';
+  return wide ? 'tiled128' : 'tiled';
 }
 
 /**
@@ -325,7 +330,12 @@ export function matmulStep(L, p) {
   if (quant) Object.assign(uniforms, scaleMapUniforms(quant.scaleMap));
   // one row of a packed product (an LLM's decode step): the quantized matrix-vector kernel where
   // B's layout allows (below), unless the tuning switch `matmul` forces a kernel
-  let kernel = p.kernel ?? (quant && M === 1 && !L.ctx.tuning.matmul ? 'qgemv' : chooseMatmulKernel(L.ctx, M, N, batches));
+  let kernel = p.kernel ?? (quant && M === 1 && !L.ctx.tuning.matmul ? 'qgemv' : chooseMatmulKernel(L.ctx, M, N, batches, dataType));
+  // the matrix units: float B only, on a device that has them (else the tiled kernel of that size)
+  const units = kernel.startsWith('matrix') && !quant ? matrixUnits(L.ctx) : null;
+  if (kernel.startsWith('matrix') && !units) kernel = kernel === 'matrix128' ? 'tiled128' : 'tiled';
+  // a device made with the default limits (createContext(gpuDevice)) may not hold the wide tiles
+  if (kernel === 'matrix128' && matrixStorageBytes(128, units) > L.ctx.device.limits.maxComputeWorkgroupStorageSize) kernel = 'matrix';
   const variant = {dataType, batchRank: rank, hasC, aKContiguous: aStrides[1] === 1, bNContiguous: bStrides[1] === 1};
   // vec4 loads: the contiguous axis holds whole, aligned vec4s
   const aligned = (...xs) => xs.every((x) => x % 4 === 0);
@@ -363,14 +373,18 @@ export function matmulStep(L, p) {
     uniforms.blocksM = Math.ceil(M / 4);
     threads = batches * uniforms.blocksN * uniforms.blocksM;
   } else {
-    const tile = kernel === 'tiled128' ? 128 : 64;
+    const tile = kernel.endsWith('128') ? 128 : 64;
     uniforms.tilesN = Math.ceil(N / tile);
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
     if (variant.quant && L.ctx.tuning.packedWords) variant.quant.words = wordLoads(variant.quant, uniforms, bBatchStrides);
+    // the kernel's shader for a (split) variant; the matrix units stage K 32 deep, tiled 16
+    const make = units ? (v) => matrixShader({...v, wide: tile === 128, units}, declareCommon, storeY)
+      : (v) => tiledShader({...v, wide: tile === 128}, declareCommon, storeY);
+    const depth = units ? MATRIX_DEPTH : 16;
     const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant));
-    if (splits > 1) return splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, bValues, c, y]});
-    shader = tiledShader({...variant, wide: tile === 128}, declareCommon, storeY);
+    if (splits > 1) return splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values: [a, bValues, c, y]});
+    shader = make(variant);
   }
   storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms, {groups, threads});
 }
@@ -387,17 +401,18 @@ function storeStep(L, p, shader, values, uniforms, size, operators) {
 }
 
 /**
- * A tiled product split into `splits` ranges of K: the partial products into a scratch Value,
- * then the reduce step (alpha, C, epilogue) into Y.
+ * A tiled product split into `splits` ranges of K (each a multiple of the kernel's slice
+ * `depth`): the partial products (`make`: the kernel's shader of a variant) into a scratch
+ * Value, then the reduce step (alpha, C, epilogue) into Y.
  */
-function splitStep(L, p, {variant, tile, uniforms, groups, splits, values: [a, bValues, c, y]}) {
+function splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values: [a, bValues, c, y]}) {
   const {dataType, label} = p;
   const {M, N, K, batches} = uniforms;
   const hasC = Boolean(c);
-  const kChunk = Math.ceil(K / splits / 16) * 16;
+  const kChunk = Math.ceil(K / splits / depth) * depth;
   const splitK = Math.ceil(K / kChunk);
   const partial = L.temp(splitK * batches * M * N * 4, `${label}:split`);
-  const shader = tiledShader({...variant, wide: tile === 128, split: true}, declareCommon, storeY);
+  const shader = make({...variant, split: true});
   const operators = [...L.operators, ...(p.origins ?? [])];
   L.step({shader, values: [a, ...bValues, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
     groups: groups * splitK, label, operators});

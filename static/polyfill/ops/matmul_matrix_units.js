@@ -1,0 +1,232 @@
+/**
+ * The matrix-unit product kernel ('matrix' / 'matrix128' of matmul_kernels.js): the GPU's f16
+ * matrix units (tensor cores) through `chromium-experimental-subgroup-matrix`, for float16
+ * products, and for float32 ones where the context's `productPrecision` is 'float16'.
+ *
+ * A workgroup of four subgroups computes a 64x64 ('matrix') or 128x128 ('matrix128') tile of Y,
+ * each subgroup a quarter of it as a grid of the configuration's M x N result matrices. A and B
+ * pass through workgroup memory as f16 in 32-deep slices of K (the compute layout holds f32, so
+ * the stage converts: exact for float16 values, rounding for float32 ones); the next slice's
+ * global loads are issued before the current one is multiplied. Sums are f32 (the configuration's
+ * result type). Each result matrix then goes through workgroup memory so that its elements reach
+ * store_y (alpha, C, the epilogue, float16 rounding) one by one, and edges past M and N are cut
+ * there; loads past M, N or K stage zeros. The split variant (few tiles, a long K) stores raw
+ * sums into P as the tiled split kernel does (matmul_tiled.js).
+ *
+ * The subgroup of an invocation is li / subgroup size: the feature makes Dawn launch full
+ * subgroups, and the kernel is chosen only where the adapter's subgroup size is fixed
+ * (matrixUnits below). Offsets derived from it are uniform in each subgroup, which WGSL's
+ * workgroup-level analysis cannot prove: the module turns its subgroup-matrix uniformity
+ * diagnostic off.
+ */
+import {Shader} from '../gpu/wgsl.js';
+import {storeHelpers, wgslType} from '../gpu/types.js';
+
+/** Depth of a staged slice of K (a multiple of every f16 configuration's K). */
+export const MATRIX_DEPTH = 32;
+/** Subgroups a workgroup (2 x 2 over the tile). */
+const GRID = 2;
+/** f16 elements added to a staged row, so that rows start in different memory banks. */
+const PAD = 8;
+
+/**
+ * The f16 -> f32 subgroup-matrix configuration the context's device can run, or null: it needs
+ * the features `shader-f16`, `subgroups` and `chromium-experimental-subgroup-matrix`, an
+ * adapter whose subgroup size is fixed, and an f16 configuration with f32 results. The tuning
+ * switch `matrixConfig` ('MxNxK') picks among them; else the first listed whose M and N are
+ * at most 16 (Vulkan lists the driver's preferred ones first).
+ * @param {object} ctx context slots
+ * @returns {?{M: number, N: number, K: number, subgroupSize: number}}
+ */
+export function matrixUnits(ctx) {
+  const features = ctx.device?.features;
+  if (!features || !['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix'].every((f) => features.has(f))) return null;
+  const info = ctx.adapterInfo;
+  const size = info?.subgroupMaxSize;
+  if (!size || info.subgroupMinSize !== size) return null;
+  const configs = [...(info.subgroupMatrixConfigs ?? [])]
+    .filter((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && MATRIX_DEPTH % c.K === 0 && c.M <= 16 && c.N <= 16);
+  const wanted = ctx.tuning.matrixConfig;
+  const pick = wanted ? configs.find((c) => `${c.M}x${c.N}x${c.K}` === wanted) : configs[0];
+  return pick ? {M: pick.M, N: pick.N, K: pick.K, subgroupSize: size} : null;
+}
+
+/** Bytes of workgroup memory the kernel of `tile` (64 or 128) declares for configuration `units`. */
+export function matrixStorageBytes(tile, units) {
+  return 2 * (tile * (MATRIX_DEPTH + PAD) + MATRIX_DEPTH * (tile + PAD)) + 4 * GRID * GRID * units.M * units.N;
+}
+
+/**
+ * Whether a product of `dataType` runs on the matrix units: float16 always where the device has
+ * them, float32 where the context's productPrecision is 'float16'.
+ */
+export function usesMatrixUnits(ctx, dataType) {
+  if (dataType !== 'float16' && !(dataType === 'float32' && ctx.productPrecision === 'float16')) return false;
+  return matrixUnits(ctx) !== null;
+}
+
+/**
+ * The shader. `variant` as for tiledShader (dataType, batchRank, hasC, aKContiguous,
+ * bNContiguous, vecA, vecB, split) plus `wide` (128x128 tiles) and `units` (matrixUnits()).
+ * @param {function} declareCommon (shader, batchRank, hasC) -> cTerm, from matmul_kernels.js
+ * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
+ */
+export function matrixShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, vecA, vecB, split, wide, units}, declareCommon, storeY) {
+  const {M: CM, N: CN, K: CK, subgroupSize: SG} = units;
+  const T = wgslType(dataType);
+  const tile = wide ? 128 : 64;
+  const sub = tile / GRID; // each subgroup's square of the tile
+  const rows = sub / CM;
+  const cols = sub / CN;
+  const D = MATRIX_DEPTH;
+  const AS = D + PAD; // staged A: [tile rows][AS], k along a row
+  const BS = tile + PAD; // staged B: [D][BS], n along a row
+  const threads = GRID * GRID * SG;
+  const name = `matmul_matrix${wide ? '128' : ''}${split ? '_split' : ''}_${CM}x${CN}x${CK}`;
+  const shader = new Shader(name).read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
+  shader.enable('f16').enable('subgroups').enable('chromium_experimental_subgroup_matrix')
+    .diagnostic('off', 'chromium.subgroup_matrix_uniformity');
+  if (hasC && !split) shader.read('C', T);
+  shader.write(split ? 'P' : 'Y', split ? 'f32' : T);
+  const cTerm = declareCommon(shader, batchRank, hasC && !split);
+  shader.uniform('tilesN').uniform('tilesM');
+  if (split) shader.uniform('split_k').uniform('k_chunk');
+  shader.shared('As', `array<f16, ${tile * AS}>`).shared('Bs', `array<f16, ${D * BS}>`)
+    .shared('Cs', `array<f32, ${GRID * GRID * CM * CN}>`);
+  if (split) shader.fn('fn store_y(v: f32, m: u32, n: u32, p0: u32) { P[p0 + m * u_N() + n] = v; }');
+  else shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
+  if (!vecA) {
+    shader.fn(`fn load_a(m: u32, k: u32, a0: u32) -> f32 {
+  if (m < u_M() && k < u_K()) { return f32(A[a0 + m * u_a_sm() + k * u_a_sk()]); }
+  return 0.0;
+}`);
+  }
+  if (!vecB) {
+    shader.fn(`fn load_b(k: u32, n: u32, b0: u32) -> f32 {
+  if (k < u_K() && n < u_N()) { return f32(B[b0 + k * u_b_sk() + n * u_b_sn()]); }
+  return 0.0;
+}`);
+  }
+  // Loads of a slice (tile x D of A, D x tile of B) into registers, then their stage into the
+  // workgroup tiles as f16: vec4s along the contiguous axis where aligned (vecA: k, vecB: n),
+  // else scalars ordered so that neighbouring invocations read neighbouring addresses.
+  const perA = (tile * D) / threads;
+  const perB = (tile * D) / threads;
+  const nA = vecA ? perA / 4 : perA;
+  const nB = vecB ? perB / 4 : perB;
+  const fetchA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
+      let e = li + i * ${threads}u;
+      let ma = e / ${D / 4}u;
+      let kq = (e % ${D / 4}u) * 4u;
+      var v = vec4<f32>();
+      if (m0 + ma < u_M() && kn + kq < u_K()) { v = A[(a0 + (m0 + ma) * u_a_sm() + kn + kq) / 4u]; }
+      pa[i] = v;
+    }` : `    for (var i = 0u; i < ${nA}u; i++) {
+      let e = li + i * ${threads}u;
+      ${aKContiguous ? `let ka = e % ${D}u; let ma = e / ${D}u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`}
+      pa[i] = load_a(m0 + ma, kn + ka, a0);
+    }`;
+  const stageA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
+      let e = li + i * ${threads}u;
+      let at = (e / ${D / 4}u) * ${AS}u + (e % ${D / 4}u) * 4u;
+      let v = vec4<f16>(pa[i]);
+      As[at] = v.x; As[at + 1u] = v.y; As[at + 2u] = v.z; As[at + 3u] = v.w;
+    }` : `    for (var i = 0u; i < ${nA}u; i++) {
+      let e = li + i * ${threads}u;
+      ${aKContiguous ? `let ka = e % ${D}u; let ma = e / ${D}u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`}
+      As[ma * ${AS}u + ka] = f16(pa[i]);
+    }`;
+  const fetchB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
+      let e = li + i * ${threads}u;
+      let kb = e / ${tile / 4}u;
+      let nq = (e % ${tile / 4}u) * 4u;
+      var v = vec4<f32>();
+      if (kn + kb < u_K() && n0 + nq < u_N()) { v = B[(b0 + (kn + kb) * u_b_sk() + n0 + nq) / 4u]; }
+      pb[i] = v;
+    }` : `    for (var i = 0u; i < ${nB}u; i++) {
+      let e = li + i * ${threads}u;
+      ${bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % ${D}u; let nb = e / ${D}u;`}
+      pb[i] = load_b(kn + kb, n0 + nb, b0);
+    }`;
+  const stageB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
+      let e = li + i * ${threads}u;
+      let bt = (e / ${tile / 4}u) * ${BS}u + (e % ${tile / 4}u) * 4u;
+      let v = vec4<f16>(pb[i]);
+      Bs[bt] = v.x; Bs[bt + 1u] = v.y; Bs[bt + 2u] = v.z; Bs[bt + 3u] = v.w;
+    }` : `    for (var i = 0u; i < ${nB}u; i++) {
+      let e = li + i * ${threads}u;
+      ${bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % ${D}u; let nb = e / ${D}u;`}
+      Bs[kb * ${BS}u + nb] = f16(pb[i]);
+    }`;
+  const left = `subgroup_matrix_left<f16, ${CK}, ${CM}>`;
+  const right = `subgroup_matrix_right<f16, ${CN}, ${CK}>`;
+  const result = `subgroup_matrix_result<f32, ${CN}, ${CM}>`;
+  const I = [...Array(rows).keys()];
+  const J = [...Array(cols).keys()];
+  const accs = I.flatMap((i) => J.map((j) => `  var c${i}_${j} = ${result}();`)).join('\n');
+  const steps = [...Array(D / CK).keys()].map((s) => `    {
+${I.map((i) => `      let l${i} = subgroupMatrixLoad<${left}>(&As, (sm + ${i * CM}u) * ${AS}u + ${s * CK}u, false, ${AS}u);`).join('\n')}
+${J.map((j) => `      let r${j} = subgroupMatrixLoad<${right}>(&Bs, ${s * CK * BS}u + sn + ${j * CN}u, false, ${BS}u);`).join('\n')}
+${I.flatMap((i) => J.map((j) => `      c${i}_${j} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, c${i}_${j});`)).join('\n')}
+    }`).join('\n');
+  // each result matrix: stored to the subgroup's part of Cs, its elements through store_y
+  const stores = I.flatMap((i) => J.map((j) => `  subgroupMatrixStore(&Cs, cs, c${i}_${j}, false, ${CN}u);
+  workgroupBarrier();
+  store_part(cs, m0 + sm + ${i * CM}u, n0 + sn + ${j * CN}u, y0, lane);
+  workgroupBarrier();`)).join('\n');
+  shader.fn(`fn store_part(cs: u32, m: u32, n: u32, y0: u32, lane: u32) {
+  for (var e = lane; e < ${CM * CN}u; e += ${SG}u) {
+    let r = m + e / ${CN}u;
+    let c = n + e % ${CN}u;
+    if (r < u_M() && c < u_N()) { store_y(Cs[cs + e], r, c, y0); }
+  }
+}`);
+  const range = split ? `
+  let per_split = u_batches() * per_batch;
+  let sk = wg / per_split;
+  if (sk >= u_split_k()) { return; }
+  let wt = wg % per_split;
+  let k_lo = sk * u_k_chunk();
+  let k_hi = min(u_K(), k_lo + u_k_chunk());` : `
+  let wt = wg;
+  let k_lo = 0u;
+  let k_hi = u_K();`;
+  const out = split ? '(sk * u_batches() + batch) * u_M() * u_N()' : 'u_y_base() + batch * u_y_bs()';
+  shader.main(`
+  let per_batch = u_tilesN() * u_tilesM();${range}
+  let batch = wt / per_batch;
+  if (batch >= u_batches()) { return; }
+  let t = wt % per_batch;
+  let m0 = (t / u_tilesN()) * ${tile}u;
+  let n0 = (t % u_tilesN()) * ${tile}u;
+  let a0 = u_a_base() + ab_offset(batch);
+  let b0 = u_b_base() + bb_offset(batch);
+  let sg = li / ${SG}u;
+  let lane = li % ${SG}u;
+  let sm = (sg / ${GRID}u) * ${sub}u;
+  let sn = (sg % ${GRID}u) * ${sub}u;
+  let cs = sg * ${CM * CN}u;
+${accs}
+  var pa: array<${vecA ? 'vec4<f32>' : 'f32'}, ${nA}>;
+  var pb: array<${vecB ? 'vec4<f32>' : 'f32'}, ${nB}>;
+  {
+    let kn = k_lo;
+${fetchA}
+${fetchB}
+  }
+  for (var k0 = k_lo; k0 < k_hi; k0 += ${D}u) {
+${stageA}
+${stageB}
+    workgroupBarrier();
+    if (k0 + ${D}u < k_hi) {
+      let kn = k0 + ${D}u;
+${fetchA}
+${fetchB}
+    }
+${steps}
+    workgroupBarrier();
+  }
+  let y0 = ${out};
+${stores}`, {workgroupSize: threads, guard: false});
+  return shader;
+}

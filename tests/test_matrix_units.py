@@ -1,0 +1,141 @@
+"""Matrix products on the GPU's f16 matrix units (ops/matmul_matrix_units.js): the context
+option that puts float32 products there, and, where the device has the units (an adapter with
+`shader-f16` and f16 subgroup-matrix configurations: an NVIDIA GPU under Chromium started with
+`--enable-dawn-features=vulkan_enable_f16_on_nvidia`, docs/float16-nvidia.md), the values of
+float16 and float32 products on them against float64 NumPy. Elsewhere (SwiftShader) those are
+skipped with the reason.
+
+Operands are multiples of 1/64 in [-2, 2] (exact in binary16), so every product and every sum
+is exact in f32 and a float16 result must be the binary16 rounding of the exact sum, whatever
+order the units add in: tiles cut at every edge, K split, batches, transposed operands, alpha,
+beta and C, a fused activation.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.graph_runner import run_js
+
+pytestmark = pytest.mark.shared_page
+
+_OPTION_JS = """
+const {configureContext, contextInfo} = await import('/polyfill/options.js');
+const errors = [];
+try { await navigator.ml.createContext({polyfill: {productPrecision: 'bfloat16'}}); } catch (e) { errors.push(e.name); }
+const context = await navigator.ml.createContext({polyfill: {productPrecision: 'float16'}});
+const made = contextInfo(context).productPrecision;
+try { configureContext(context, {productPrecision: 'half', tuning: {splitK: 2}}); } catch (e) { errors.push(e.name); }
+const kept = contextInfo(context);
+const back = configureContext(context, {productPrecision: 'float32'}).productPrecision;
+context.destroy();
+return {errors, made, keptPrecision: kept.productPrecision, keptSplit: kept.tuning.splitK ?? null, back};
+"""
+
+
+def test_product_precision_option(webnn_page, server_url):
+    """`polyfill.productPrecision` is 'float32' or 'float16' (TypeError otherwise, at
+    createContext and configureContext, the latter changing nothing then); contextInfo reads it."""
+    result = run_js(webnn_page, server_url, _OPTION_JS)
+    assert result.get("ok") == {"errors": ["TypeError", "TypeError"], "made": "float16", "keptPrecision": "float16",
+                                "keptSplit": None, "back": "float32"}, result
+
+
+# Each case: [name, A shape, B shape, options, tuning]; A and B of the case's data type, Y read
+# back with the kernels of the plan.
+_CASES = [
+    ["bert ffn out, split", [128, 3072], [3072, 768], {}, {}],
+    ["edges, no vec4", [100, 70], [70, 130], {}, {}],
+    ["wide tiles at the edges", [130, 66], [66, 257], {}, {"matmul": "matrix128"}],
+    ["batched", [3, 33, 40], [3, 40, 50], {}, {}],
+    ["forced split", [64, 200], [200, 72], {}, {"splitK": 3}],
+    ["gemm", [96, 80], [112, 80], {"bTranspose": True, "alpha": 0.5, "beta": 2}, {}],
+]
+
+_VALUES_JS = """
+const {configureContext, contextInfo} = await import('/polyfill/options.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
+const context = await navigator.ml.createContext({polyfill: {productPrecision: args.precision}});
+if (!contextInfo(context).matrixUnits) { context.destroy(); return null; }
+const value = (i, salt) => ((((i + salt) * 7919) % 257) - 128) / 64;
+const fill = (n, salt) => Float32Array.from({length: n}, (_, i) => value(i, salt));
+const T = args.dataType;
+const typed = (f) => (T === 'float16' ? new Float16Array(f) : f);
+const out = [];
+for (const [name, sa, sb, options, tuning] of args.cases) {
+  configureContext(context, {tuning: {matmul: null, splitK: null, ...tuning}});
+  const b = new MLGraphBuilder(context);
+  const a = b.input('a', {dataType: T, shape: sa});
+  const w = b.input('b', {dataType: T, shape: sb});
+  // gemm: C = [-1, 1, -1, ...] over the columns, then relu
+  const c = b.constant({dataType: T, shape: [sb[0]]}, typed(Float32Array.from({length: sb[0]}, (_, i) => (i % 2 ? 1 : -1))));
+  const y = name === 'gemm' ? b.relu(b.gemm(a, w, {...options, c})) : b.matmul(a, w);
+  const graph = await b.build({y});
+  const count = (s) => s.reduce((x, d) => x * d, 1);
+  const ha = fill(count(sa), 1), hb = fill(count(sb), 2);
+  const ta = await context.createTensor({dataType: T, shape: sa, writable: true});
+  const tb = await context.createTensor({dataType: T, shape: sb, writable: true});
+  const ty = await context.createTensor({dataType: T, shape: y.shape, readable: true});
+  context.writeTensor(ta, typed(ha));
+  context.writeTensor(tb, typed(hb));
+  context.dispatch(graph, {a: ta, b: tb}, {y: ty});
+  const bytes = await context.readTensor(ty);
+  const yv = T === 'float16' ? new Float16Array(bytes) : new Float32Array(bytes);
+  out.push({name, kernels: describeGraph(graph).steps.map((s) => s.kernel), y: Array.from(yv, (v) => (Number.isFinite(v) ? v : String(v)))});
+  graph.destroy(); ta.destroy(); tb.destroy(); ty.destroy();
+}
+context.destroy();
+return out;
+"""
+
+
+def _operand(shape, salt):
+    i = np.arange(int(np.prod(shape)), dtype=np.int64)
+    return (((((i + salt) * 7919) % 257) - 128) / 64).reshape(shape)
+
+
+def _run(webnn_page, server_url, data_type, precision, cases):
+    args = {"dataType": data_type, "precision": precision, "cases": cases}
+    result = run_js(webnn_page, server_url, f"const args = {json.dumps(args)};\n{_VALUES_JS}")
+    assert "ok" in result, result
+    if result["ok"] is None:
+        pytest.skip("the device has no f16 matrix units (shader-f16 and f16 subgroup-matrix configurations)")
+    return result["ok"]
+
+
+def _expect(name, sa, sb, options):
+    """float64 NumPy of a case (gemm: relu(alpha * A x B^T + beta * C))."""
+    a, b = _operand(sa, 1), _operand(sb, 2)
+    if name != "gemm":
+        return np.matmul(a, b)
+    c = np.where(np.arange(sb[0]) % 2, 1.0, -1.0)
+    return np.maximum(0, options["alpha"] * a @ b.T + options["beta"] * c)
+
+
+def test_float16_products_on_matrix_units(webnn_page, server_url):
+    """float16 matmuls and gemms run the matrix kernel and give the binary16 rounding of the
+    exact result (their sums are exact in f32 whatever the order)."""
+    for (name, sa, sb, options, _), got in zip(_CASES, _run(webnn_page, server_url, "float16", "float32", _CASES)):
+        assert any(k.startswith("matmul_matrix") for k in got["kernels"]), (name, got["kernels"])
+        expect = _expect(name, sa, sb, options).astype(np.float16).astype(np.float64)
+        y = np.asarray(got["y"], dtype=np.float64).reshape(expect.shape)
+        np.testing.assert_array_equal(y, expect, err_msg=name)
+
+
+_F32_CASES = [
+    ["bert qkv", [128, 768], [768, 2304], {}, {}],
+    ["edges", [37, 50], [50, 61], {}, {}],
+]
+
+
+def test_float32_products_with_float16_precision(webnn_page, server_url):
+    """With productPrecision 'float16' float32 products run on the matrix units too: operands that
+    binary16 holds give the exact product (sums in f32); the default context keeps them off."""
+    for (name, sa, sb, _, _), got in zip(_F32_CASES, _run(webnn_page, server_url, "float32", "float16", _F32_CASES)):
+        assert any(k.startswith("matmul_matrix") for k in got["kernels"]), (name, got["kernels"])
+        expect = np.matmul(_operand(sa, 1), _operand(sb, 2))
+        np.testing.assert_array_equal(np.asarray(got["y"]).reshape(expect.shape), expect, err_msg=name)
+    plain = _run(webnn_page, server_url, "float32", "float32", _F32_CASES[1:])
+    assert not any(k.startswith("matmul_matrix") for k in plain[0]["kernels"]), plain[0]["kernels"]
