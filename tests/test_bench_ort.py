@@ -44,6 +44,19 @@ def test_differences_against_the_reference():
     assert "adapter: nvidia" in table
 
 
+def test_the_float16_copy_has_the_float16_tolerance():
+    """builder-fp16 (the model in float16) is held to FP16_TOLERANCE, the others to the model's."""
+    ref = np.array([1.0, -2.0, 3.0], np.float32)
+    off = ref + np.float32(0.05)
+    run = _run({"builder-fp16": off, "builder": off})
+    assert not add_differences(run, {"mobilenetv2": ref})
+    runtimes = run["models"][0]["runtimes"]
+    assert runtimes["builder-fp16"]["agree"] and not runtimes["builder"]["agree"]
+    assert "| our builder code, the model in float16 | 3.50 (3.00–9.00) | 2.00 | 500.0 | 12 | 1, 1 | 0.05 |" in format_tables(run)
+    run = _run({"builder-fp16": ref + np.float32(2 * bench_ort.FP16_TOLERANCE)})
+    assert not add_differences(run, {"mobilenetv2": ref})
+
+
 def test_a_failed_runtime_fails_the_run():
     ref = np.zeros(3, np.float32)
     run = _run({"builder": ref})

@@ -49,6 +49,7 @@ _CASES = [
     ["bert ffn out, split", [128, 3072], [3072, 768], {}, {}],
     ["edges, no vec4", [100, 70], [70, 130], {}, {}],
     ["wide tiles at the edges", [130, 66], [66, 257], {}, {"matmul": "matrix128"}],
+    ["8 subgroups a tile", [130, 66], [66, 257], {}, {"matmul": "matrix128", "matrixGrid": "4x2"}],
     ["batched", [3, 33, 40], [3, 40, 50], {}, {}],
     ["forced split", [64, 200], [200, 72], {}, {"splitK": 3}],
     ["gemm", [96, 80], [112, 80], {"bTranspose": True, "alpha": 0.5, "beta": 2}, {}],
@@ -65,7 +66,7 @@ const T = args.dataType;
 const typed = (f) => (T === 'float16' ? new Float16Array(f) : f);
 const out = [];
 for (const [name, sa, sb, options, tuning] of args.cases) {
-  configureContext(context, {tuning: {matmul: null, splitK: null, ...tuning}});
+  configureContext(context, {tuning: {matmul: null, splitK: null, matrixGrid: null, ...tuning}});
   const b = new MLGraphBuilder(context);
   const a = b.input('a', {dataType: T, shape: sa});
   const w = b.input('b', {dataType: T, shape: sb});

@@ -106,14 +106,17 @@ def install_ort(version: str = ORT_VERSION, vendor: Path = VENDOR, polyfill_vend
 MODELS = ("efficientnet-lite0", "mobilenetv2", "bert-encoder", "bert-base", "bert-base-512", "bert-base-opset14")
 #: what make bench runs: the models make setup writes (BERT-base's 340 MB are opt-in)
 DEFAULT_MODELS = ("efficientnet-lite0", "mobilenetv2", "bert-encoder")
-RUNTIMES = ("builder", "webnn-ep", "jsep", "webgpu", "cpu", "wasm")
-RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "webnn-ep": "ORT-web WebNN EP on the polyfill",
+RUNTIMES = ("builder", "builder-fp16", "webnn-ep", "jsep", "webgpu", "cpu", "wasm")
+RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "builder-fp16": "our builder code, the model in float16",
+                  "webnn-ep": "ORT-web WebNN EP on the polyfill",
                   "jsep": "ORT-web WebGPU (JSEP)", "webgpu": "ORT-web native WebGPU EP",
                   "cpu": "our builder code, CPU context", "wasm": "ORT-web wasm EP"}
 #: largest |runtime - onnxruntime CPU| accepted per model (float32 on GPUs, different summation order)
 #: (BERT-base: 12 layers of float32 products with K up to 3072 between layer norms)
 TOLERANCE = {"efficientnet-lite0": 1e-4, "mobilenetv2": 1e-3, "bert-encoder": 1e-3, "bert-base": 3e-3,
              "bert-base-512": 3e-3, "bert-base-opset14": 3e-3}
+#: the same for the float16 copy of a model (binary16 rounding at every operator's output)
+FP16_TOLERANCE = 0.1
 #: the document whose measured table --doc rewrites
 DOC = ROOT / "docs" / "performance.md"
 MARKERS = ("<!-- bench-table:begin -->", "<!-- bench-table:end -->")
@@ -169,14 +172,14 @@ def add_differences(run: dict[str, Any], references: dict[str, np.ndarray]) -> b
     for model in run["models"]:
         ref = references[model["model"]]
         model["tolerance"] = TOLERANCE.get(model["model"], 1e-3)
-        for result in model["runtimes"].values():
+        for name, result in model["runtimes"].items():
             if "error" in result:
                 ok = False
                 continue
             got = np.frombuffer(base64.b64decode(result.pop("output")), "<f4")
             diff = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
             result["maxAbsDiff"] = diff
-            result["agree"] = diff <= model["tolerance"]
+            result["agree"] = diff <= (FP16_TOLERANCE if name == "builder-fp16" else model["tolerance"])
             ok = ok and result["agree"]
     return ok
 
@@ -198,7 +201,7 @@ def format_tables(run: dict[str, Any]) -> str:
                 continue
             lat, batch = r["latency"], r["batch"]
             calls = (f"{r['calls']['builds']}, {r['calls']['dispatchesPerRun']}"
-                     if name in ("builder", "webnn-ep", "cpu") else "—")
+                     if name in ("builder", "builder-fp16", "webnn-ep", "cpu") else "—")
             if r["calls"].get("gpuSteps"):
                 calls += f" ({r['calls']['gpuSteps']} GPU steps)"
             diff = f"{r['maxAbsDiff']:.2g}" + ("" if r["agree"] else " (over tolerance)")
@@ -343,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"installed onnxruntime-web {ORT_VERSION} into {VENDOR}")
                 return 0
         missing = [f for files in ORT_FILES.values() for f in files if not (VENDOR / f).exists()]
-        if missing and set(runtimes) - {"builder", "cpu", "wasm"}:
+        if missing and set(runtimes) - {"builder", "builder-fp16", "cpu", "wasm"}:
             raise FileNotFoundError(f"{VENDOR} lacks {', '.join(missing)}: run with --install once")
         references = {name: reference_output(prepare_model(name)) for name in models}
         run = bench(models, runtimes, args.runs, args.warmup, args.batch, args.profile, args.timeout, args.launches,

@@ -251,7 +251,8 @@ async function main() {
     models.push(await benchModel(name, config.runtimes, config, counts, `model ${i + 1} of ${config.models.length}`));
   }
   // ORT's version from the build its runtimes loaded (none for our builder code alone, which needs no ORT)
-  const ort = config.runtimes.some((r) => !['cpu', 'wasm', 'builder'].includes(r)) ? 'jsep' : config.runtimes.some((r) => r !== 'builder') ? 'wasm' : null;
+  const ours = (r) => r.startsWith('builder');
+  const ort = config.runtimes.some((r) => !['cpu', 'wasm'].includes(r) && !ours(r)) ? 'jsep' : config.runtimes.some((r) => !ours(r)) ? 'wasm' : null;
   return {adapter, implementation, ortVersion: ort ? await ortVersion(ort) : null, config, models};
 }
 
@@ -266,7 +267,7 @@ function summary(run) {
       `  ${pad('runtime', 10)}${pad('median ms', 12)}${pad('min–max ms', 18)}${pad('batch ms/inf', 14)}${pad('setup ms', 10)}graphs, dispatches/run (GPU steps)`);
     for (const [name, r] of Object.entries(m.runtimes)) {
       if (r.error) { lines.push(`  ${pad(name, 10)}failed: ${r.error}`); continue; }
-      const calls = ['builder', 'webnn-ep', 'cpu'].includes(name)
+      const calls = ['builder', 'builder-fp16', 'webnn-ep', 'cpu'].includes(name)
         ? `${r.calls.builds}, ${r.calls.dispatchesPerRun}${r.calls.gpuSteps ? ` (${r.calls.gpuSteps})` : ''}` : '—';
       lines.push(`  ${pad(name, 10)}${pad(r.latency.medianMs.toFixed(1), 12)}` +
         `${pad(`${r.latency.minMs.toFixed(1)}–${r.latency.maxMs.toFixed(1)}`, 18)}${pad(r.batch.perInferenceMs.toFixed(1), 14)}` +

@@ -4,6 +4,9 @@
  *    runBatch(input, n) -> Promise<number> (ms for n back-to-back runs and one read back),
  *    release()}
  * - `builder`: our own MLGraphBuilder code, from the model manifest (graph_json.js addToBuilder);
+ *   `builder-fp16`: the same graph in float16 (float32 constants, input and output as float16;
+ *   the page converts the input and the output), whose products run on the GPU's f16 matrix
+ *   units where the device has them (ops/matmul_matrix_units.js);
  * - `webnn-ep`: ONNX Runtime Web's WebNN execution provider, i.e. ORT as a WebNN client of
  *   whatever `navigator.ml` is (this polyfill), no CPU fallback allowed;
  * - `jsep`: ORT-web's JSEP WebGPU EP (ort.min.mjs); `webgpu`: ORT-web's native WebGPU EP
@@ -22,7 +25,7 @@ import {constantView} from '/demos/image-classification/model.js';
 const VENDOR = new URL('./vendor/', import.meta.url).href;
 /** ORT module per runtime: the WebNN EP is in both ORT builds; it is taken from the JSEP one. */
 const ORT_MODULE = {'webnn-ep': 'ort.min.mjs', jsep: 'ort.min.mjs', webgpu: 'ort.webgpu.min.mjs'};
-export const RUNTIMES = ['builder', 'webnn-ep', 'jsep', 'webgpu', 'cpu', 'wasm'];
+export const RUNTIMES = ['builder', 'builder-fp16', 'webnn-ep', 'jsep', 'webgpu', 'cpu', 'wasm'];
 const WASM_ORT = '/polyfill/vendor/ort/ort.wasm.min.mjs';
 const params = new URLSearchParams(globalThis.location?.search ?? '');
 /** Threads of the CPU runtimes ('cpu' and 'wasm'). */
@@ -92,27 +95,31 @@ export function countWebNNCalls() {
  * @param {ArrayBuffer} weights the manifest's weights.bin
  * @param {MLContextOptions} [contextOptions] extra createContext options (e.g. polyfill profiling)
  */
-export async function setUpBuilder(manifest, weights, contextOptions = {}, name = 'builder') {
+export async function setUpBuilder(manifest, weights, contextOptions = {}, name = 'builder', dataType = 'float32') {
   const context = await navigator.ml.createContext({powerPreference: 'high-performance', deviceType: 'gpu', ...contextOptions});
   const t0 = performance.now();
   const builder = new MLGraphBuilder(context);
-  const operands = addToBuilder(builder, manifest, (name, spec) => constantView(weights, spec));
+  const half = dataType === 'float16';
+  const description = half ? inFloat16(manifest) : manifest;
+  const operands = addToBuilder(builder, description, (name, spec) => (half && spec.dataType === 'float16'
+    ? new Float16Array(constantView(weights, manifest.constants[name])) : constantView(weights, spec)));
   const [inputName] = Object.keys(manifest.inputs);
   const outputName = manifest.outputs[0];
   const output = operands.get(outputName);
   const graph = await builder.build({[outputName]: output});
   const setupMs = performance.now() - t0;
-  const inputTensor = await context.createTensor({dataType: 'float32', shape: manifest.inputs[inputName].shape, writable: true});
-  const outputTensor = await context.createTensor({dataType: 'float32', shape: output.shape, readable: true});
+  const inputTensor = await context.createTensor({dataType, shape: manifest.inputs[inputName].shape, writable: true});
+  const outputTensor = await context.createTensor({dataType, shape: output.shape, readable: true});
   const dispatch = (input) => {
-    context.writeTensor(inputTensor, input);
+    context.writeTensor(inputTensor, half ? new Float16Array(input) : input);
     context.dispatch(graph, {[inputName]: inputTensor}, {[outputName]: outputTensor});
   };
   return {
     name, setupMs, graph, context,
     async run(input) {
       dispatch(input);
-      return new Float32Array(await context.readTensor(outputTensor));
+      const bytes = await context.readTensor(outputTensor);
+      return half ? Float32Array.from(new Float16Array(bytes)) : new Float32Array(bytes);
     },
     async runBatch(input, n) {
       const t = performance.now();
@@ -122,6 +129,13 @@ export async function setUpBuilder(manifest, weights, contextOptions = {}, name 
     },
     release() { graph.destroy(); inputTensor.destroy(); outputTensor.destroy(); context.destroy(); },
   };
+}
+
+/** The description with its float32 inputs and constants declared float16 (the operators as they are). */
+function inFloat16(description) {
+  const retype = (specs) => Object.fromEntries(Object.entries(specs ?? {}).map(([name, spec]) =>
+    [name, spec.dataType === 'float32' ? {...spec, dataType: 'float16'} : spec]));
+  return {...description, inputs: retype(description.inputs), constants: retype(description.constants)};
 }
 
 /**
@@ -181,6 +195,7 @@ export async function setUpOrt(runtime, manifest, weights, modelBytes) {
 /** Sets up `runtime` on the model (see setUpBuilder / setUpOrt). */
 export function setUp(runtime, manifest, weights, modelBytes) {
   if (runtime === 'builder') return setUpBuilder(manifest, weights);
+  if (runtime === 'builder-fp16') return setUpBuilder(manifest, weights, {}, runtime, 'float16');
   if (runtime === 'cpu') return setUpBuilder(manifest, weights, {deviceType: 'cpu', polyfill: {threads: THREADS}}, 'cpu');
   return setUpOrt(runtime, manifest, weights, modelBytes);
 }

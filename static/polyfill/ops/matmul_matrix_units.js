@@ -3,8 +3,8 @@
  * matrix units (tensor cores) through `chromium-experimental-subgroup-matrix`, for float16
  * products, and for float32 ones where the context's `productPrecision` is 'float16'.
  *
- * A workgroup of four subgroups computes a 64x64 ('matrix') or 128x128 ('matrix128') tile of Y,
- * each subgroup a quarter of it as a grid of the configuration's M x N result matrices. A and B
+ * A workgroup of subgroups (GRID: 2 x 2) computes a 64x64 ('matrix') or 128x128 ('matrix128')
+ * tile of Y, each subgroup its part of it as a grid of the configuration's M x N result matrices. A and B
  * pass through workgroup memory as f16 in 32-deep slices of K (the compute layout holds f32, so
  * the stage converts: exact for float16 values, rounding for float32 ones); the next slice's
  * global loads are issued before the current one is multiplied. Sums are f32 (the configuration's
@@ -24,8 +24,8 @@ import {storeHelpers, wgslType} from '../gpu/types.js';
 
 /** Depth of a staged slice of K (a multiple of every f16 configuration's K). */
 export const MATRIX_DEPTH = 32;
-/** Subgroups a workgroup (2 x 2 over the tile). */
-const GRID = 2;
+/** Subgroups of a workgroup over its tile, rows x columns (the tuning switch `matrixGrid` replaces it). */
+const GRID = Object.freeze({rows: 2, cols: 2});
 /** f16 elements added to a staged row, so that rows start in different memory banks. */
 const PAD = 8;
 
@@ -34,9 +34,10 @@ const PAD = 8;
  * the features `shader-f16`, `subgroups` and `chromium-experimental-subgroup-matrix`, an
  * adapter whose subgroup size is fixed, and an f16 configuration with f32 results. The tuning
  * switch `matrixConfig` ('MxNxK') picks among them; else the first listed whose M and N are
- * at most 16 (Vulkan lists the driver's preferred ones first).
+ * at most 16 (Vulkan lists the driver's preferred ones first). `grid`: the subgroups of a
+ * workgroup over its tile (GRID, or the tuning switch `matrixGrid`).
  * @param {object} ctx context slots
- * @returns {?{M: number, N: number, K: number, subgroupSize: number}}
+ * @returns {?{M: number, N: number, K: number, subgroupSize: number, grid: {rows: number, cols: number}}}
  */
 export function matrixUnits(ctx) {
   const features = ctx.device?.features;
@@ -48,12 +49,13 @@ export function matrixUnits(ctx) {
     .filter((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && MATRIX_DEPTH % c.K === 0 && c.M <= 16 && c.N <= 16);
   const wanted = ctx.tuning.matrixConfig;
   const pick = wanted ? configs.find((c) => `${c.M}x${c.N}x${c.K}` === wanted) : configs[0];
-  return pick ? {M: pick.M, N: pick.N, K: pick.K, subgroupSize: size} : null;
+  const [rows, cols] = (ctx.tuning.matrixGrid ?? `${GRID.rows}x${GRID.cols}`).split('x').map(Number);
+  return pick ? {M: pick.M, N: pick.N, K: pick.K, subgroupSize: size, grid: {rows, cols}} : null;
 }
 
 /** Bytes of workgroup memory the kernel of `tile` (64 or 128) declares for configuration `units`. */
 export function matrixStorageBytes(tile, units) {
-  return 2 * (tile * (MATRIX_DEPTH + PAD) + MATRIX_DEPTH * (tile + PAD)) + 4 * GRID * GRID * units.M * units.N;
+  return 2 * (tile * (MATRIX_DEPTH + PAD) + MATRIX_DEPTH * (tile + PAD)) + 4 * units.grid.rows * units.grid.cols * units.M * units.N;
 }
 
 /**
@@ -72,17 +74,20 @@ export function usesMatrixUnits(ctx, dataType) {
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  */
 export function matrixShader({dataType, batchRank, hasC, aKContiguous, bNContiguous, vecA, vecB, split, wide, units}, declareCommon, storeY) {
-  const {M: CM, N: CN, K: CK, subgroupSize: SG} = units;
+  const {M: CM, N: CN, K: CK, subgroupSize: SG, grid} = units;
   const T = wgslType(dataType);
   const tile = wide ? 128 : 64;
-  const sub = tile / GRID; // each subgroup's square of the tile
-  const rows = sub / CM;
-  const cols = sub / CN;
+  const subM = tile / grid.rows; // each subgroup's part of the tile: subM x subN
+  const subN = tile / grid.cols;
+  const rows = subM / CM;
+  const cols = subN / CN;
   const D = MATRIX_DEPTH;
   const AS = D + PAD; // staged A: [tile rows][AS], k along a row
   const BS = tile + PAD; // staged B: [D][BS], n along a row
-  const threads = GRID * GRID * SG;
-  const name = `matmul_matrix${wide ? '128' : ''}${split ? '_split' : ''}_${CM}x${CN}x${CK}`;
+  const subgroups = grid.rows * grid.cols;
+  const threads = subgroups * SG;
+  const gridKey = grid.rows === GRID.rows && grid.cols === GRID.cols ? '' : `_g${grid.rows}x${grid.cols}`;
+  const name = `matmul_matrix${wide ? '128' : ''}${split ? '_split' : ''}_${CM}x${CN}x${CK}${gridKey}`;
   const shader = new Shader(name).read('A', vecA ? 'vec4<f32>' : T).read('B', vecB ? 'vec4<f32>' : T);
   shader.enable('f16').enable('subgroups').enable('chromium_experimental_subgroup_matrix')
     .diagnostic('off', 'chromium.subgroup_matrix_uniformity');
@@ -92,7 +97,7 @@ export function matrixShader({dataType, batchRank, hasC, aKContiguous, bNContigu
   shader.uniform('tilesN').uniform('tilesM');
   if (split) shader.uniform('split_k').uniform('k_chunk');
   shader.shared('As', `array<f16, ${tile * AS}>`).shared('Bs', `array<f16, ${D * BS}>`)
-    .shared('Cs', `array<f32, ${GRID * GRID * CM * CN}>`);
+    .shared('Cs', `array<f32, ${subgroups * CM * CN}>`);
   if (split) shader.fn('fn store_y(v: f32, m: u32, n: u32, p0: u32) { P[p0 + m * u_N() + n] = v; }');
   else shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
   if (!vecA) {
@@ -203,8 +208,8 @@ ${I.flatMap((i) => J.map((j) => `      c${i}_${j} = subgroupMatrixMultiplyAccumu
   let b0 = u_b_base() + bb_offset(batch);
   let sg = li / ${SG}u;
   let lane = li % ${SG}u;
-  let sm = (sg / ${GRID}u) * ${sub}u;
-  let sn = (sg % ${GRID}u) * ${sub}u;
+  let sm = (sg / ${grid.cols}u) * ${subM}u;
+  let sn = (sg % ${grid.cols}u) * ${subN}u;
   let cs = sg * ${CM * CN}u;
 ${accs}
   var pa: array<${vecA ? 'vec4<f32>' : 'f32'}, ${nA}>;
