@@ -7,9 +7,12 @@
  *  - tiled / tiled128 / blocked (matmul_tiled.js): 64x64 or 128x128 tiles through workgroup
  *    memory with 4x4 or 8x8 register blocks per invocation; or, on CPU adapters, 4x4 blocks read
  *    straight from storage.
- *  - gemv (M <= 4, or N <= 4 by computing the transposed product): four output elements per
- *    workgroup splitting K across 64 invocations each when B is contiguous along K, else one
- *    invocation per column with K split four ways; partial sums meet in workgroup memory.
+ *  - matrix / matrix128 (matmul_matrix_units.js): the same tiles on the GPU's f16 matrix units,
+ *    for float16 products (and float32 ones under productPrecision 'float16') where the device
+ *    has them.
+ *  - gemv (matmul_gemv.js; M <= 4, or N <= 4 by computing the transposed product): four output
+ *    elements per workgroup splitting K across 64 invocations each when B is contiguous along K,
+ *    else one invocation per column with K split four ways; partial sums meet in workgroup memory.
  * On hardware adapters a tiled product of few tiles (under 64 workgroups, or 96-127) is split
  * along K (see splitCount()): one dispatch of partial products, one that adds them and stores
  * Y; where only a normalization reads Y (compile/split_norm.js), that normalization's step adds them instead
@@ -19,9 +22,10 @@
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
 import {storeExpr, storeHelpers, wgslType} from '../gpu/types.js';
 import {blockedShader, tiledShader} from './matmul_tiled.js';
+import {gemvColShader, gemvDotShader} from './matmul_gemv.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
-import {bLoad, declareB, quantKey, scaleMapUniforms, wordLoads} from './packed_weights.js';
+import {scaleMapUniforms, wordLoads} from './packed_weights.js';
 import {chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
 import {MATRIX_DEPTH, matrixShader, matrixStorageBytes, matrixUnits, usesMatrixUnits} from './matmul_matrix_units.js';
 
@@ -116,86 +120,6 @@ fn store_y(v: f32, m: u32, n: u32, y0: u32) {
  */
 function yValue(v, cTerm) {
   return `epilogue(u_alpha() * ${v}${cTerm}, yi)`;
-}
-
-/**
- * What both gemv shaders start with: bindings A, B, (C), Y of `dataType`, the common uniforms,
- * 256 f32 of workgroup memory `part` for the partial sums, and store_y.
- */
-function gemvBase(name, dataType, batchRank, hasC, quant) {
-  const T = wgslType(dataType);
-  const shader = new Shader(`${name}${quantKey(quant)}`).read('A', T);
-  declareB(shader, T, quant);
-  if (hasC) shader.read('C', T);
-  shader.write('Y', T);
-  const cTerm = declareCommon(shader, batchRank, hasC);
-  shader.shared('part', 'array<f32, 256>');
-  return shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
-}
-
-/**
- * Four output elements per workgroup of 256, 64 invocations each splitting K (B contiguous in K);
- * partial sums meet in workgroup memory in two levels (8 x 8).
- */
-function gemvDotShader(dataType, batchRank, hasC, quant) {
-  const shader = gemvBase('matmul_gemv_dot', dataType, batchRank, hasC, quant);
-  shader.main(`
-  let mn = u_M() * u_N();
-  if (wg * 4u >= u_batches() * mn) { return; }
-  let o = wg * 4u + li / 64u;
-  let lane = li % 64u;
-  let valid = o < u_batches() * mn;
-  let batch = o / mn;
-  let m = (o % mn) / u_N();
-  let n = o % u_N();
-  var s = 0.0;
-  if (valid) {
-    let a0 = u_a_base() + ab_offset(batch) + m * u_a_sm();
-    let b0 = u_b_base() + bb_offset(batch) + n * u_b_sn();
-    for (var k = lane; k < u_K(); k += 64u) {
-      s += f32(A[a0 + k * u_a_sk()]) * ${bLoad(quant, 'b0 + k * u_b_sk()', 'k', 'n')};
-    }
-  }
-  part[li] = s;
-  workgroupBarrier();
-  if (lane < 8u) {
-    var t = 0.0;
-    for (var j = 0u; j < 8u; j++) { t += part[li + j * 8u]; }
-    part[li] = t;
-  }
-  workgroupBarrier();
-  if (lane == 0u && valid) {
-    var t = 0.0;
-    for (var j = 0u; j < 8u; j++) { t += part[li + j]; }
-    store_y(t, m, n, u_y_base() + batch * u_y_bs());
-  }`, {workgroupSize: 256, guard: false});
-  return shader;
-}
-
-/** 64 columns per workgroup of 256, K split four ways (B contiguous in N). */
-function gemvColShader(dataType, batchRank, hasC, quant) {
-  const shader = gemvBase('matmul_gemv_col', dataType, batchRank, hasC, quant);
-  shader.uniform('tilesN');
-  shader.main(`
-  let per_batch = u_M() * u_tilesN();
-  let batch = wg / per_batch;
-  if (batch >= u_batches()) { return; }
-  let m = (wg % per_batch) / u_tilesN();
-  let n = (wg % u_tilesN()) * 64u + li % 64u;
-  let a0 = u_a_base() + ab_offset(batch) + m * u_a_sm();
-  let b0 = u_b_base() + bb_offset(batch) + n * u_b_sn();
-  var s = 0.0;
-  if (n < u_N()) {
-    for (var k = li / 64u; k < u_K(); k += 4u) {
-      s += f32(A[a0 + k * u_a_sk()]) * ${bLoad(quant, 'b0 + k * u_b_sk()', 'k', 'n')};
-    }
-  }
-  part[li] = s;
-  workgroupBarrier();
-  if (li < 64u && n < u_N()) {
-    store_y((part[li] + part[li + 64u]) + (part[li + 128u] + part[li + 192u]), m, n, u_y_base() + batch * u_y_bs());
-  }`, {workgroupSize: 256, guard: false});
-  return shader;
 }
 
 /**
@@ -361,10 +285,10 @@ export function matmulStep(L, p) {
     if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, N, batches);
   }
   if (kernel === 'gemv' && bStrides[0] === 1 && K > 1) {
-    shader = gemvDotShader(dataType, rank, hasC, variant.quant);
+    shader = gemvDotShader(variant, declareCommon, storeY);
     groups = Math.ceil(batches * M * N / 4);
   } else if (kernel === 'gemv') {
-    shader = gemvColShader(dataType, rank, hasC, variant.quant);
+    shader = gemvColShader(variant, declareCommon, storeY);
     uniforms.tilesN = Math.ceil(N / 64);
     groups = batches * M * uniforms.tilesN;
   } else if (kernel === 'blocked') {
