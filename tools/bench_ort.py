@@ -1,6 +1,7 @@
 """One benchmark of every model x runtime: our MLGraphBuilder code (WebGPU and the CPU context),
 ONNX Runtime Web's WebNN EP on this polyfill, ORT-web's JSEP WebGPU EP, its native WebGPU EP and
-its wasm EP, headless, in one browser run (``make bench``).
+its wasm EP, headless, in one browser run (``make bench``); ``builder-fp16`` runs our builder
+code on the same graph in float16 (held to FP16_TOLERANCE).
 
 Serves the project (``create_app()`` on a free loopback port), opens ``/demos/bench-ort/`` once
 (``?models=...&runtimes=...&runs=N&warmup=N&batch=N&profile=0|1&webnn=polyfill``), waits for the
@@ -32,7 +33,7 @@ new browser (``--launches``); ``--runtimes cpu,wasm`` needs no adapter.
 Usage::
 
     python -m tools.bench_ort [--models efficientnet-lite0,mobilenetv2,bert-encoder]
-        [--runtimes builder,webnn-ep,jsep,webgpu,cpu,wasm] [--runs 3] [--warmup 1] [--batch 4] [--profile]
+        [--runtimes builder,builder-fp16,webnn-ep,jsep,webgpu,cpu,wasm] [--runs 3] [--warmup 1] [--batch 4] [--profile]
         [--out bench-results/bench.json] [--doc [JSON]] [--install] [--timeout SECONDS]
 
 ``--doc`` rewrites the table of docs/performance.md (between ``<!-- bench-table:begin -->`` and

@@ -3,7 +3,7 @@
  * URL parameters: models (comma list; default efficientnet-lite0,mobilenetv2,bert-encoder, the
  * models `make setup` writes; also bert-base, bert-base-512, bert-base-opset14, whose 340 MB of
  * weights `python -m tools.bench_models --model bert-base` or `make bench` writes on request),
- * runtimes (default builder,webnn-ep,jsep,webgpu,cpu,wasm; see runtimes.js), runs (timed runs, 3),
+ * runtimes (default builder,builder-fp16,webnn-ep,jsep,webgpu,cpu,wasm; see runtimes.js), runs (timed runs, 3),
  * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: every GPU step
  * of our builder path with its mean ms, through /polyfill/profiling.js when that module exists), submitSteps (a
  * measuring knob: every context the page or ORT creates gets this submitSteps slot, a number or

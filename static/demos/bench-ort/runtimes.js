@@ -1,5 +1,5 @@
 /**
- * The four runtimes the benchmark compares, each behind one interface:
+ * The runtimes the benchmark compares, each behind one interface:
  *   {name, setupMs, run(input: Float32Array) -> Promise<Float32Array>,
  *    runBatch(input, n) -> Promise<number> (ms for n back-to-back runs and one read back),
  *    release()}
