@@ -10,8 +10,9 @@
  * global loads are issued before the current one is multiplied. Sums are f32 (the configuration's
  * result type). Each result matrix then goes through workgroup memory so that its elements reach
  * store_y (alpha, C, the epilogue, float16 rounding) one by one, and edges past M and N are cut
- * there; loads past M, N or K stage zeros. The split variant (few tiles, a long K) stores raw
- * sums into P as the tiled split kernel does (matmul_tiled.js).
+ * there; loads past M, N or K stage zeros. Tiles are taken in the tiled kernels' order, and the
+ * split variant (few tiles, a long K) stores raw sums into P as theirs does (matmul_tiled.js
+ * tileOrigin).
  *
  * The subgroup of an invocation is li / subgroup size: the feature makes Dawn launch full
  * subgroups, and the kernel is chosen only where the adapter's subgroup size is fixed
@@ -21,6 +22,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeHelpers, wgslType} from '../gpu/types.js';
+import {tileOrigin} from './matmul_tiled.js';
 
 /** Depth of a staged slice of K (a multiple of every f16 configuration's K). */
 export const MATRIX_DEPTH = 32;
@@ -186,24 +188,8 @@ ${I.flatMap((i) => J.map((j) => `      c${i}_${j} = subgroupMatrixMultiplyAccumu
     if (r < u_M() && c < u_N()) { store_y(Cs[cs + e], r, c, y0); }
   }
 }`);
-  const range = split ? `
-  let per_split = u_batches() * per_batch;
-  let sk = wg / per_split;
-  if (sk >= u_split_k()) { return; }
-  let wt = wg % per_split;
-  let k_lo = sk * u_k_chunk();
-  let k_hi = min(u_K(), k_lo + u_k_chunk());` : `
-  let wt = wg;
-  let k_lo = 0u;
-  let k_hi = u_K();`;
-  const out = split ? '(sk * u_batches() + batch) * u_M() * u_N()' : 'u_y_base() + batch * u_y_bs()';
-  shader.main(`
-  let per_batch = u_tilesN() * u_tilesM();${range}
-  let batch = wt / per_batch;
-  if (batch >= u_batches()) { return; }
-  let t = wt % per_batch;
-  let m0 = (t / u_tilesN()) * ${tile}u;
-  let n0 = (t % u_tilesN()) * ${tile}u;
+  const {origin, out} = tileOrigin(tile, split);
+  shader.main(`${origin}
   let a0 = u_a_base() + ab_offset(batch);
   let b0 = u_b_base() + bb_offset(batch);
   let sg = li / ${SG}u;

@@ -173,30 +173,8 @@ export function tiledShader({dataType, batchRank, hasC, aKContiguous, bNContiguo
   const multiply = [loadsA, loadsB, fmas].join('\n');
   const range16 = [...Array(16).keys()];
   const stores = accs.map((a) => `  store_row(${a.name}, m0 + ${a.ha * 64}u + ty * 4u + ${comps.indexOf(a.c)}u, n0 + ${a.hb * 64}u + tx * 4u, y0);`).join('\n');
-  // split: workgroup wg is split wg / (batches * tiles) of the tile it would be unsplit
-  const range = split ? `
-  let per_split = u_batches() * per_batch;
-  let sk = wg / per_split;
-  if (sk >= u_split_k()) { return; }
-  let wt = wg % per_split;
-  let k_lo = sk * u_k_chunk();
-  let k_hi = min(u_K(), k_lo + u_k_chunk());` : `
-  let wt = wg;
-  let k_lo = 0u;
-  let k_hi = u_K();`;
-  const out = split ? '(sk * u_batches() + batch) * u_M() * u_N()' : 'u_y_base() + batch * u_y_bs()';
-  shader.main(`
-  let per_batch = u_tilesN() * u_tilesM();${range}
-  let batch = wt / per_batch;
-  if (batch >= u_batches()) { return; }
-  // tiles in bands of ${BAND} tile rows, column by column within a band: workgroups that run
-  // at the same time share rows of A and columns of B in the GPU's cache
-  let t = wt % per_batch;
-  let band = t / (${BAND}u * u_tilesN());
-  let rows = min(${BAND}u, u_tilesM() - band * ${BAND}u);
-  let tb = t % (${BAND}u * u_tilesN());
-  let m0 = (band * ${BAND}u + tb % rows) * ${tile}u;
-  let n0 = (tb / rows) * ${tile}u;
+  const {origin, out} = tileOrigin(tile, split);
+  shader.main(`${origin}
   let a0 = u_a_base() + ab_offset(batch);
   let b0 = u_b_base() + bb_offset(batch);
   let tx = li % 16u;
@@ -230,6 +208,39 @@ ${multiply}
   let y0 = ${out};
 ${stores}`, {workgroupSize: 256, guard: false});
   return shader;
+}
+
+/**
+ * WGSL of a tiled kernel's entry up to its tile: the workgroup's batch, tile origin (m0, n0) and
+ * K range (k_lo, k_hi; `split`: workgroup wg is split wg / (batches * tiles) of the tile it would
+ * be unsplit, sk its index), returning early past the last batch or split; and `out`, the WGSL
+ * expression of where its results start (Y's batch, or the split's partial sums).
+ * @returns {{origin: string, out: string}}
+ */
+export function tileOrigin(tile, split) {
+  const range = split ? `
+  let per_split = u_batches() * per_batch;
+  let sk = wg / per_split;
+  if (sk >= u_split_k()) { return; }
+  let wt = wg % per_split;
+  let k_lo = sk * u_k_chunk();
+  let k_hi = min(u_K(), k_lo + u_k_chunk());` : `
+  let wt = wg;
+  let k_lo = 0u;
+  let k_hi = u_K();`;
+  const origin = `
+  let per_batch = u_tilesN() * u_tilesM();${range}
+  let batch = wt / per_batch;
+  if (batch >= u_batches()) { return; }
+  // tiles in bands of ${BAND} tile rows, column by column within a band: workgroups that run
+  // at the same time share rows of A and columns of B in the GPU's cache
+  let t = wt % per_batch;
+  let band = t / (${BAND}u * u_tilesN());
+  let rows = min(${BAND}u, u_tilesM() - band * ${BAND}u);
+  let tb = t % (${BAND}u * u_tilesN());
+  let m0 = (band * ${BAND}u + tb % rows) * ${tile}u;
+  let n0 = (tb / rows) * ${tile}u;`;
+  return {origin, out: split ? '(sk * u_batches() + batch) * u_M() * u_N()' : 'u_y_base() + batch * u_y_bs()'};
 }
 
 /**
