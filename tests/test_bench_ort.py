@@ -45,16 +45,22 @@ def test_differences_against_the_reference():
 
 
 def test_the_float16_copy_has_the_float16_tolerance():
-    """builder-fp16 (the model in float16) is held to FP16_TOLERANCE, the others to the model's."""
+    """builder-fp16 (the model in float16) is held to its FP16_TOLERANCE, the others to the model's;
+    its row says whether the products ran on the matrix units."""
     ref = np.array([1.0, -2.0, 3.0], np.float32)
-    off = ref + np.float32(0.05)
+    off = ref + np.float32(0.03)
     run = _run({"builder-fp16": off, "builder": off})
+    run["models"][0]["runtimes"]["builder-fp16"]["matrixUnits"] = {"M": 16, "N": 8, "K": 16}
     assert not add_differences(run, {"mobilenetv2": ref})
     runtimes = run["models"][0]["runtimes"]
     assert runtimes["builder-fp16"]["agree"] and not runtimes["builder"]["agree"]
-    assert "| our builder code, the model in float16 | 3.50 (3.00–9.00) | 2.00 | 500.0 | 12 | 1, 1 | 0.05 |" in format_tables(run)
-    run = _run({"builder-fp16": ref + np.float32(2 * bench_ort.FP16_TOLERANCE)})
+    assert runtimes["builder-fp16"]["tolerance"] == bench_ort.FP16_TOLERANCE["mobilenetv2"]
+    assert ("| our builder code, the model in float16 (matrix units 16x8x16) | 3.50 (3.00–9.00) | 2.00 | 500.0 | 12 | 1, 1 | 0.03 |"
+            in format_tables(run))
+    run = _run({"builder-fp16": ref + np.float32(2 * bench_ort.FP16_TOLERANCE["mobilenetv2"])})
+    run["models"][0]["runtimes"]["builder-fp16"]["matrixUnits"] = None
     assert not add_differences(run, {"mobilenetv2": ref})
+    assert "| our builder code, the model in float16 (no matrix units) |" in format_tables(run)
 
 
 def test_a_failed_runtime_fails_the_run():

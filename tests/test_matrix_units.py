@@ -53,6 +53,12 @@ _CASES = [
     ["batched", [3, 33, 40], [3, 40, 50], {}, {}],
     ["forced split", [64, 200], [200, 72], {}, {"splitK": 3}],
     ["gemm", [96, 80], [112, 80], {"bTranspose": True, "alpha": 0.5, "beta": 2}, {}],
+    ["gemm, A transposed, wide tiles split", [1024, 130], [1024, 250], {"aTranspose": True, "alpha": 1, "beta": 1},
+     {"matmul": "matrix128", "splitK": 3}],
+    ["B broadcast over batches", [2, 3, 33, 40], [40, 50], {}, {}],
+    # the adapter's other configurations (a case whose configuration it does not list runs tiled)
+    ["configuration 16x8x16", [100, 70], [70, 130], {}, {"matrixConfig": "16x8x16"}],
+    ["configuration 16x8x8, wide tiles", [130, 66], [66, 257], {}, {"matrixConfig": "16x8x8", "matmul": "matrix128"}],
 ]
 
 _VALUES_JS = """
@@ -66,13 +72,15 @@ const T = args.dataType;
 const typed = (f) => (T === 'float16' ? new Float16Array(f) : f);
 const out = [];
 for (const [name, sa, sb, options, tuning] of args.cases) {
-  configureContext(context, {tuning: {matmul: null, splitK: null, matrixGrid: null, ...tuning}});
+  configureContext(context, {tuning: {matmul: null, splitK: null, matrixGrid: null, matrixConfig: null, ...tuning}});
+  const listed = contextInfo(context).matrixUnits !== null;
   const b = new MLGraphBuilder(context);
   const a = b.input('a', {dataType: T, shape: sa});
   const w = b.input('b', {dataType: T, shape: sb});
   // gemm: C = [-1, 1, -1, ...] over the columns, then relu
-  const c = b.constant({dataType: T, shape: [sb[0]]}, typed(Float32Array.from({length: sb[0]}, (_, i) => (i % 2 ? 1 : -1))));
-  const y = name === 'gemm' ? b.relu(b.gemm(a, w, {...options, c})) : b.matmul(a, w);
+  const columns = options.bTranspose ? sb[0] : sb[sb.length - 1];
+  const c = b.constant({dataType: T, shape: [columns]}, typed(Float32Array.from({length: columns}, (_, i) => (i % 2 ? 1 : -1))));
+  const y = name.startsWith('gemm') ? b.relu(b.gemm(a, w, {...options, c})) : b.matmul(a, w);
   const graph = await b.build({y});
   const count = (s) => s.reduce((x, d) => x * d, 1);
   const ha = fill(count(sa), 1), hb = fill(count(sb), 2);
@@ -84,7 +92,7 @@ for (const [name, sa, sb, options, tuning] of args.cases) {
   context.dispatch(graph, {a: ta, b: tb}, {y: ty});
   const bytes = await context.readTensor(ty);
   const yv = T === 'float16' ? new Float16Array(bytes) : new Float32Array(bytes);
-  out.push({name, kernels: describeGraph(graph).steps.map((s) => s.kernel), y: Array.from(yv, (v) => (Number.isFinite(v) ? v : String(v)))});
+  out.push({name, listed, kernels: describeGraph(graph).steps.map((s) => s.kernel), y: Array.from(yv, (v) => (Number.isFinite(v) ? v : String(v)))});
   graph.destroy(); ta.destroy(); tb.destroy(); ty.destroy();
 }
 context.destroy();
@@ -107,19 +115,23 @@ def _run(webnn_page, server_url, data_type, precision, cases):
 
 
 def _expect(name, sa, sb, options):
-    """float64 NumPy of a case (gemm: relu(alpha * A x B^T + beta * C))."""
+    """float64 NumPy of a case (gemm: relu(alpha * op(A) x op(B) + beta * C), C alternating -1, 1)."""
     a, b = _operand(sa, 1), _operand(sb, 2)
-    if name != "gemm":
+    if not name.startswith("gemm"):
         return np.matmul(a, b)
-    c = np.where(np.arange(sb[0]) % 2, 1.0, -1.0)
-    return np.maximum(0, options["alpha"] * a @ b.T + options["beta"] * c)
+    a = a.T if options.get("aTranspose") else a
+    b = b.T if options.get("bTranspose") else b
+    c = np.where(np.arange(b.shape[1]) % 2, 1.0, -1.0)
+    return np.maximum(0, options["alpha"] * a @ b + options["beta"] * c)
 
 
 def test_float16_products_on_matrix_units(webnn_page, server_url):
     """float16 matmuls and gemms run the matrix kernel and give the binary16 rounding of the
     exact result (their sums are exact in f32 whatever the order)."""
-    for (name, sa, sb, options, _), got in zip(_CASES, _run(webnn_page, server_url, "float16", "float32", _CASES)):
-        assert any(k.startswith("matmul_matrix") for k in got["kernels"]), (name, got["kernels"])
+    for (name, sa, sb, options, tuning), got in zip(_CASES, _run(webnn_page, server_url, "float16", "float32", _CASES)):
+        assert any(k.startswith("matmul_matrix") for k in got["kernels"]) == got["listed"], (name, got["kernels"])
+        if tuning.get("splitK"):
+            assert "matmul_split_reduce" in got["kernels"], (name, got["kernels"])
         expect = _expect(name, sa, sb, options).astype(np.float16).astype(np.float64)
         y = np.asarray(got["y"], dtype=np.float64).reshape(expect.shape)
         np.testing.assert_array_equal(y, expect, err_msg=name)
@@ -140,3 +152,57 @@ def test_float32_products_with_float16_precision(webnn_page, server_url):
         np.testing.assert_array_equal(np.asarray(got["y"]).reshape(expect.shape), expect, err_msg=name)
     plain = _run(webnn_page, server_url, "float32", "float32", _F32_CASES[1:])
     assert not any(k.startswith("matmul_matrix") for k in plain[0]["kernels"]), plain[0]["kernels"]
+
+
+_SHAPES_JS = """
+const {matrixShader, matrixFits} = await import('/polyfill/ops/matmul_matrix_units.js');
+const {declareIndexer} = await import('/polyfill/gpu/wgsl.js');
+// matmul_kernels.js's common uniforms and store_y, reduced to what the text needs
+const declareCommon = (shader, rank) => {
+  for (const n of ['M', 'N', 'K', 'batches', 'a_base', 'a_sm', 'a_sk', 'b_base', 'b_sk', 'b_sn', 'y_base', 'y_sm', 'y_sn', 'y_bs']) shader.uniform(n);
+  declareIndexer(shader, 'ab', rank); declareIndexer(shader, 'bb', rank);
+  return '';
+};
+const storeY = () => 'fn store_y(v: f32, m: u32, n: u32, y0: u32) { Y[y0 + m * u_y_sm() + n * u_y_sn()] = v; }';
+const unlimited = {maxComputeInvocationsPerWorkgroup: Infinity, maxComputeWorkgroupSizeX: Infinity, maxComputeWorkgroupStorageSize: Infinity};
+const out = {bad: [], made: 0, refused: 0};
+for (const [M, N, K] of [[16, 16, 16], [16, 8, 16], [16, 8, 8], [8, 8, 8], [32, 8, 16]]) {
+  for (const subgroupSize of [32, 64, 128]) {
+    for (const rows of [1, 2, 4]) for (const cols of [1, 2, 4]) for (const wide of [false, true]) {
+      const units = {M, N, K, subgroupSize, grid: {rows, cols}};
+      const tile = wide ? 128 : 64;
+      for (const v of [{vecA: true, vecB: true}, {aKContiguous: false, bNContiguous: false, split: true}]) {
+        const variant = {dataType: 'float16', batchRank: 1, hasC: false, aKContiguous: true, bNContiguous: true, vecA: false, vecB: false, ...v, wide, units};
+        let source = null;
+        try { source = matrixShader(variant, declareCommon, storeY).source(); } catch (e) {
+          if (e.name !== 'RangeError' || matrixFits(tile, units, unlimited)) out.bad.push([M, N, K, subgroupSize, rows, cols, wide, `${e.name}: ${e.message}`]);
+          out.refused++;
+          continue;
+        }
+        out.made++;
+        const size = Number(/@workgroup_size\\((\\d+)\\)/.exec(source)?.[1]);
+        if (!matrixFits(tile, units, unlimited) || /NaNu|NaN[,;)]|Infinity|undefined|\\d\\.\\d+u\\b/.test(source) || size !== rows * cols * subgroupSize) {
+          out.bad.push([M, N, K, subgroupSize, rows, cols, wide, source.match(/NaNu|NaN[,;)]|Infinity|undefined|\\d\\.\\d+u\\b/)?.[0] ?? `workgroup ${size}`]);
+        }
+      }
+    }
+  }
+}
+// the device limits decide: WebGPU's defaults hold the 64-wide kernel of 2 x 2 subgroups of 32, not the 128-wide one
+const defaults = {maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupSizeX: 256, maxComputeWorkgroupStorageSize: 16384};
+const units = {M: 16, N: 16, K: 16, subgroupSize: 32, grid: {rows: 2, cols: 2}};
+out.defaults = [matrixFits(64, units, defaults), matrixFits(128, units, defaults), matrixFits(128, {...units, grid: {rows: 4, cols: 4}}, {...defaults, maxComputeWorkgroupStorageSize: 32768})];
+return out;
+"""
+
+
+def test_kernel_text_for_every_configuration_and_grid(webnn_page, server_url):
+    """Without a GPU: the matrix kernel's WGSL for every configuration shape x subgroup size x grid
+    x tile x variant is either refused (RangeError, exactly where matrixFits says it does not exist)
+    or whole (integer counts, no NaN, the workgroup the grid asks for); and the device's limits
+    decide which tiles a device holds."""
+    result = run_js(webnn_page, server_url, _SHAPES_JS)
+    assert "ok" in result, result
+    got = result["ok"]
+    assert got["bad"] == [] and got["made"] > 100 and got["refused"] > 20, [str(b) for b in got["bad"][:3]]
+    assert got["defaults"] == [True, False, False], got["defaults"]

@@ -116,8 +116,18 @@ RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "builder-fp16": "our bui
 #: (BERT-base: 12 layers of float32 products with K up to 3072 between layer norms)
 TOLERANCE = {"efficientnet-lite0": 1e-4, "mobilenetv2": 1e-3, "bert-encoder": 1e-3, "bert-base": 3e-3,
              "bert-base-512": 3e-3, "bert-base-opset14": 3e-3}
-#: the same for the float16 copy of a model (binary16 rounding at every operator's output)
-FP16_TOLERANCE = 0.1
+#: the same for the float16 copy of a model (binary16 rounding at every operator's output): about
+#: 5x the differences seen on SwiftShader (EfficientNet-Lite0 0.0008, MobileNetV2 0.0076, the
+#: BERT-style encoder 0.0058); BERT-base's 12 layers: not yet measured, 0.1
+FP16_TOLERANCE = {"efficientnet-lite0": 0.005, "mobilenetv2": 0.04, "bert-encoder": 0.03, "bert-encoder-opset14": 0.03}
+FP16_DEFAULT_TOLERANCE = 0.1
+
+
+def tolerance(model: str, runtime: str) -> float:
+    """The largest |output - onnxruntime CPU| accepted for ``runtime`` on ``model``."""
+    if runtime == "builder-fp16":
+        return FP16_TOLERANCE.get(model, FP16_DEFAULT_TOLERANCE)
+    return TOLERANCE.get(model, 1e-3)
 #: the document whose measured table --doc rewrites
 DOC = ROOT / "docs" / "performance.md"
 MARKERS = ("<!-- bench-table:begin -->", "<!-- bench-table:end -->")
@@ -180,7 +190,8 @@ def add_differences(run: dict[str, Any], references: dict[str, np.ndarray]) -> b
             got = np.frombuffer(base64.b64decode(result.pop("output")), "<f4")
             diff = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
             result["maxAbsDiff"] = diff
-            result["agree"] = diff <= (FP16_TOLERANCE if name == "builder-fp16" else model["tolerance"])
+            result["tolerance"] = tolerance(model["model"], name)
+            result["agree"] = diff <= result["tolerance"]
             ok = ok and result["agree"]
     return ok
 
@@ -197,6 +208,9 @@ def format_tables(run: dict[str, Any]) -> str:
                   "|---|---:|---:|---:|---:|---|---:|"]
         for name, r in model["runtimes"].items():
             label = RUNTIME_LABELS.get(name, name)
+            if name == "builder-fp16" and "matrixUnits" in r:  # where the polyfill's float16 products ran
+                units = r["matrixUnits"]
+                label += f" (matrix units {units['M']}x{units['N']}x{units['K']})" if units else " (no matrix units)"
             if "error" in r:
                 lines.append(f"| {label} | failed: {r['error'][:120]} | | | | | |")
                 continue

@@ -29,14 +29,18 @@ export function polyfillOptions(options) {
   const given = options?.polyfill;
   const p = given !== null && (typeof given === 'object' || typeof given === 'function') ? given : {};
   return {fastReadback: p.fastReadback === undefined ? true : Boolean(p.fastReadback), profiling: Boolean(p.profiling),
-    productPrecision: productPrecision(p.productPrecision, 'createContext') ?? 'float32',
+    productPrecision: productPrecision(p.productPrecision, 'createContext', 'polyfill.productPrecision') ?? 'float32',
     tuning: withTuning(DEFAULT_TUNING, p.tuning, 'createContext')};
 }
 
-/** A productPrecision value checked: undefined stays undefined, else 'float32' or 'float16'. */
-function productPrecision(value, label) {
+/**
+ * A productPrecision value checked: undefined stays undefined (no change), null is the default
+ * 'float32' (as a tuning member's null is its default), else 'float32' or 'float16'.
+ */
+function productPrecision(value, label, name) {
+  if (value === null) return 'float32';
   if (value === undefined || value === 'float32' || value === 'float16') return value;
-  throw new TypeError(`${label}: polyfill.productPrecision must be 'float32' or 'float16'`);
+  throw new TypeError(`${label}: ${name} must be 'float32' or 'float16'`);
 }
 
 /**
@@ -54,10 +58,11 @@ function productPrecision(value, label) {
  * @throws {TypeError} `context` is not an MLContext of this polyfill, `tuning` names an
  *   unknown switch or a value of the wrong kind, or `productPrecision` is neither 'float32' nor 'float16'
  */
-export function configureContext(context, {fastReadback, profiling, productPrecision: precision, tuning} = {}) {
+export function configureContext(context, options) {
   const s = contextSlots(context);
   if (!s) throw new TypeError('configureContext: argument is not an MLContext of this polyfill');
-  const checked = productPrecision(precision, 'configureContext');
+  const {fastReadback, profiling, productPrecision: precision, tuning} = options ?? {};
+  const checked = productPrecision(precision, 'configureContext', 'productPrecision');
   s.tuning = withTuning(s.tuning, tuning, 'configureContext');
   if (!s.backend.accelerated) return {fastReadback: false, profiling: false, productPrecision: 'float32', tuning: s.tuning}; // the CPU context has none of them
   if (checked) s.productPrecision = checked;
@@ -76,8 +81,9 @@ export function configureContext(context, {fastReadback, profiling, productPreci
  * @returns {{accelerated: boolean, adapterInfo: ?object, fastReadback: boolean, profiling: boolean,
  *   productPrecision: string, matrixUnits: ?object, tuning: object}} adapterInfo: the WebGPU
  *   adapter's info (vendor, architecture, device, description, isFallbackAdapter), null for the
- *   CPU context; matrixUnits: the f16 subgroup-matrix configuration products run on
- *   ({M, N, K, subgroupSize}), null where the device has none
+ *   CPU context; productPrecision: as set (it changes products only where matrixUnits is not
+ *   null; the CPU context reports 'float32'); matrixUnits: the f16 subgroup-matrix configuration
+ *   products run on ({M, N, K, subgroupSize, grid}), null where the device has none
  * @throws {TypeError} `context` is not an MLContext of this polyfill
  */
 export function contextInfo(context) {

@@ -119,6 +119,7 @@ async function benchModel(name, runtimes, config, counts, where) {
       const r = await setUp(runtime, manifest, weights, new Uint8Array(model));
       live.push(r);
       results[runtime] = {setupMs: r.setupMs, calls: {builds: counts.builds - builds}};
+      if (r.matrixUnits !== undefined) results[runtime].matrixUnits = r.matrixUnits;
       const steps = await gpuSteps(builtGraphs.slice(graphs));
       if (steps !== undefined) results[runtime].calls.gpuSteps = steps;
     } catch (error) {

@@ -27,7 +27,7 @@ import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
 import {scaleMapUniforms, wordLoads} from './packed_weights.js';
 import {chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
-import {MATRIX_DEPTH, matrixShader, matrixStorageBytes, matrixUnits, usesMatrixUnits} from './matmul_matrix_units.js';
+import {MATRIX_DEPTH, matrixFits, matrixShader, matrixUnits, usesMatrixUnits} from './matmul_matrix_units.js';
 
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
@@ -53,7 +53,7 @@ const SPLIT_MAX = 32;
  * adapter, 'matrix128' / 'matrix' where the product runs on the matrix units
  * (matmul_matrix_units.js usesMatrixUnits), else 'tiled128' for products with many 128x128
  * tiles, else 'tiled'. The tuning switch `matmul` (tuning.js) forces one ('matrix' and
- * 'matrix128' only where the device has the matrix units, else their tiled size).
+ * 'matrix128' only where the product may use the matrix units, else their tiled size).
  */
 export function chooseMatmulKernel(ctx, M, N, batches, dataType) {
   const override = ctx.tuning.matmul;
@@ -255,11 +255,15 @@ export function matmulStep(L, p) {
   // one row of a packed product (an LLM's decode step): the quantized matrix-vector kernel where
   // B's layout allows (below), unless the tuning switch `matmul` forces a kernel
   let kernel = p.kernel ?? (quant && M === 1 && !L.ctx.tuning.matmul ? 'qgemv' : chooseMatmulKernel(L.ctx, M, N, batches, dataType));
-  // the matrix units: float B only, on a device that has them (else the tiled kernel of that size)
-  const units = kernel.startsWith('matrix') && !quant ? matrixUnits(L.ctx) : null;
+  // the matrix units: float B of a data type that may use them (float32 only under productPrecision
+  // 'float16', even where the tuning forces the kernel), on a device that has them and holds the
+  // kernel (a device made with the default limits may not hold the wide tiles); else the tiled
+  // kernel of that size
+  let units = kernel.startsWith('matrix') && !quant && usesMatrixUnits(L.ctx, dataType) ? matrixUnits(L.ctx) : null;
+  const limits = L.ctx.device.limits;
+  if (units && kernel === 'matrix128' && !matrixFits(128, units, limits)) kernel = 'matrix';
+  if (units && !matrixFits(64, units, limits)) units = null;
   if (kernel.startsWith('matrix') && !units) kernel = kernel === 'matrix128' ? 'tiled128' : 'tiled';
-  // a device made with the default limits (createContext(gpuDevice)) may not hold the wide tiles
-  if (kernel === 'matrix128' && matrixStorageBytes(128, units) > L.ctx.device.limits.maxComputeWorkgroupStorageSize) kernel = 'matrix';
   const variant = {dataType, batchRank: rank, hasC, aKContiguous: aStrides[1] === 1, bNContiguous: bStrides[1] === 1};
   // vec4 loads: the contiguous axis holds whole, aligned vec4s
   const aligned = (...xs) => xs.every((x) => x % 4 === 0);

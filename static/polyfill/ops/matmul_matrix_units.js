@@ -56,8 +56,24 @@ export function matrixUnits(ctx) {
 }
 
 /** Bytes of workgroup memory the kernel of `tile` (64 or 128) declares for configuration `units`. */
-export function matrixStorageBytes(tile, units) {
+function matrixStorageBytes(tile, units) {
   return 2 * (tile * (MATRIX_DEPTH + PAD) + MATRIX_DEPTH * (tile + PAD)) + 4 * units.grid.rows * units.grid.cols * units.M * units.N;
+}
+
+/**
+ * Whether the kernel of `tile` (64 or 128) exists for `units` within the device `limits`: each
+ * subgroup's part of the tile holds whole result matrices, every invocation stages whole vec4s of
+ * a slice, and the invocations and workgroup memory fit the limits.
+ * @param {number} tile
+ * @param {{M: number, N: number, subgroupSize: number, grid: {rows: number, cols: number}}} units
+ * @param {{maxComputeInvocationsPerWorkgroup: number, maxComputeWorkgroupSizeX: number,
+ *   maxComputeWorkgroupStorageSize: number}} limits GPUSupportedLimits
+ */
+export function matrixFits(tile, {M, N, subgroupSize, grid}, limits) {
+  const threads = grid.rows * grid.cols * subgroupSize;
+  return tile % (grid.rows * M) === 0 && tile % (grid.cols * N) === 0 && (tile * MATRIX_DEPTH) % (threads * 4) === 0
+    && threads <= limits.maxComputeInvocationsPerWorkgroup && threads <= limits.maxComputeWorkgroupSizeX
+    && matrixStorageBytes(tile, {M, N, grid}) <= limits.maxComputeWorkgroupStorageSize;
 }
 
 /**
@@ -79,6 +95,8 @@ export function matrixShader({dataType, batchRank, hasC, aKContiguous, bNContigu
   const {M: CM, N: CN, K: CK, subgroupSize: SG, grid} = units;
   const T = wgslType(dataType);
   const tile = wide ? 128 : 64;
+  const unlimited = {maxComputeInvocationsPerWorkgroup: Infinity, maxComputeWorkgroupSizeX: Infinity, maxComputeWorkgroupStorageSize: Infinity};
+  if (!matrixFits(tile, units, unlimited)) throw new RangeError(`matrixShader: no ${tile}-wide kernel for ${JSON.stringify(units)}`);
   const subM = tile / grid.rows; // each subgroup's part of the tile: subM x subN
   const subN = tile / grid.cols;
   const rows = subM / CM;
