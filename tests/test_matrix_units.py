@@ -29,7 +29,7 @@ const context = await navigator.ml.createContext({polyfill: {productPrecision: '
 const made = contextInfo(context).productPrecision;
 try { configureContext(context, {productPrecision: 'half', tuning: {splitK: 2}}); } catch (e) { errors.push(e.name); }
 const kept = contextInfo(context);
-const back = configureContext(context, {productPrecision: 'float32'}).productPrecision;
+const back = configureContext(context, {productPrecision: null}).productPrecision;
 context.destroy();
 return {errors, made, keptPrecision: kept.productPrecision, keptSplit: kept.tuning.splitK ?? null, back};
 """
@@ -37,7 +37,8 @@ return {errors, made, keptPrecision: kept.productPrecision, keptSplit: kept.tuni
 
 def test_product_precision_option(webnn_page, server_url):
     """`polyfill.productPrecision` is 'float32' or 'float16' (TypeError otherwise, at
-    createContext and configureContext, the latter changing nothing then); contextInfo reads it."""
+    createContext and configureContext, the latter changing nothing then; null: back to the
+    default); contextInfo reads it."""
     result = run_js(webnn_page, server_url, _OPTION_JS)
     assert result.get("ok") == {"errors": ["TypeError", "TypeError"], "made": "float16", "keptPrecision": "float16",
                                 "keptSplit": None, "back": "float32"}, result
