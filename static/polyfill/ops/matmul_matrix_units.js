@@ -132,57 +132,12 @@ export function matrixShader({dataType, batchRank, hasC, aKContiguous, bNContigu
   return 0.0;
 }`);
   }
-  // Loads of a slice (tile x D of A, D x tile of B) into registers, then their stage into the
-  // workgroup tiles as f16: vec4s along the contiguous axis where aligned (vecA: k, vecB: n),
-  // else scalars ordered so that neighbouring invocations read neighbouring addresses.
-  const perA = (tile * D) / threads;
-  const perB = (tile * D) / threads;
-  const nA = vecA ? perA / 4 : perA;
-  const nB = vecB ? perB / 4 : perB;
-  const fetchA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
-      let e = li + i * ${threads}u;
-      let ma = e / ${D / 4}u;
-      let kq = (e % ${D / 4}u) * 4u;
-      var v = vec4<f32>();
-      if (m0 + ma < u_M() && kn + kq < u_K()) { v = A[(a0 + (m0 + ma) * u_a_sm() + kn + kq) / 4u]; }
-      pa[i] = v;
-    }` : `    for (var i = 0u; i < ${nA}u; i++) {
-      let e = li + i * ${threads}u;
-      ${aKContiguous ? `let ka = e % ${D}u; let ma = e / ${D}u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`}
-      pa[i] = load_a(m0 + ma, kn + ka, a0);
-    }`;
-  const stageA = vecA ? `    for (var i = 0u; i < ${nA}u; i++) {
-      let e = li + i * ${threads}u;
-      let at = (e / ${D / 4}u) * ${AS}u + (e % ${D / 4}u) * 4u;
-      let v = vec4<f16>(pa[i]);
-      As[at] = v.x; As[at + 1u] = v.y; As[at + 2u] = v.z; As[at + 3u] = v.w;
-    }` : `    for (var i = 0u; i < ${nA}u; i++) {
-      let e = li + i * ${threads}u;
-      ${aKContiguous ? `let ka = e % ${D}u; let ma = e / ${D}u;` : `let ma = e % ${tile}u; let ka = e / ${tile}u;`}
-      As[ma * ${AS}u + ka] = f16(pa[i]);
-    }`;
-  const fetchB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
-      let e = li + i * ${threads}u;
-      let kb = e / ${tile / 4}u;
-      let nq = (e % ${tile / 4}u) * 4u;
-      var v = vec4<f32>();
-      if (kn + kb < u_K() && n0 + nq < u_N()) { v = B[(b0 + (kn + kb) * u_b_sk() + n0 + nq) / 4u]; }
-      pb[i] = v;
-    }` : `    for (var i = 0u; i < ${nB}u; i++) {
-      let e = li + i * ${threads}u;
-      ${bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % ${D}u; let nb = e / ${D}u;`}
-      pb[i] = load_b(kn + kb, n0 + nb, b0);
-    }`;
-  const stageB = vecB ? `    for (var i = 0u; i < ${nB}u; i++) {
-      let e = li + i * ${threads}u;
-      let bt = (e / ${tile / 4}u) * ${BS}u + (e % ${tile / 4}u) * 4u;
-      let v = vec4<f16>(pb[i]);
-      Bs[bt] = v.x; Bs[bt + 1u] = v.y; Bs[bt + 2u] = v.z; Bs[bt + 3u] = v.w;
-    }` : `    for (var i = 0u; i < ${nB}u; i++) {
-      let e = li + i * ${threads}u;
-      ${bNContiguous ? `let nb = e % ${tile}u; let kb = e / ${tile}u;` : `let kb = e % ${D}u; let nb = e / ${D}u;`}
-      Bs[kb * ${BS}u + nb] = f16(pb[i]);
-    }`;
+  // A's slice is a tile x D block of the staged As (k along its rows), B's a D x tile block of Bs
+  // (n along its rows)
+  const a = stagedOperand({buf: 'A', reg: 'pa', tileVar: 'As', R: tile, C: D, S: AS, vec: vecA, cFast: aKContiguous,
+    origin: ['m0', 'kn'], bounds: ['u_M()', 'u_K()'], base: 'a0', rowStride: 'u_a_sm()', load: 'load_a', threads});
+  const b = stagedOperand({buf: 'B', reg: 'pb', tileVar: 'Bs', R: D, C: tile, S: BS, vec: vecB, cFast: bNContiguous,
+    origin: ['kn', 'n0'], bounds: ['u_K()', 'u_N()'], base: 'b0', rowStride: 'u_b_sk()', load: 'load_b', threads});
   const left = `subgroup_matrix_left<f16, ${CK}, ${CM}>`;
   const right = `subgroup_matrix_right<f16, ${CN}, ${CK}>`;
   const result = `subgroup_matrix_result<f32, ${CN}, ${CM}>`;
@@ -216,21 +171,21 @@ ${I.flatMap((i) => J.map((j) => `      c${i}_${j} = subgroupMatrixMultiplyAccumu
   let sn = (sg % ${grid.cols}u) * ${subN}u;
   let cs = sg * ${CM * CN}u;
 ${accs}
-  var pa: array<${vecA ? 'vec4<f32>' : 'f32'}, ${nA}>;
-  var pb: array<${vecB ? 'vec4<f32>' : 'f32'}, ${nB}>;
+${a.regs}
+${b.regs}
   {
     let kn = k_lo;
-${fetchA}
-${fetchB}
+${a.fetch}
+${b.fetch}
   }
   for (var k0 = k_lo; k0 < k_hi; k0 += ${D}u) {
-${stageA}
-${stageB}
+${a.stage}
+${b.stage}
     workgroupBarrier();
     if (k0 + ${D}u < k_hi) {
       let kn = k0 + ${D}u;
-${fetchA}
-${fetchB}
+${a.fetch}
+${b.fetch}
     }
 ${steps}
     workgroupBarrier();
@@ -238,4 +193,35 @@ ${steps}
   let y0 = ${out};
 ${stores}`, {workgroupSize: threads, guard: false});
   return shader;
+}
+
+/**
+ * WGSL of one operand's slice: `regs` declares the registers, `fetch` loads the slice of rows
+ * `origin[0]`.. and columns `origin[1]`.. into them (zeros past `bounds`), `stage` stores them as
+ * f16 into the workgroup tile `tileVar` (R x C, row-major, row stride S). Where `vec`, each load
+ * is a vec4 along the operand's contiguous axis, which runs along the tile's rows (buffer element
+ * base + row * rowStride + column); else scalars through `load`(row, column, base), neighbouring
+ * invocations on neighbouring columns (`cFast`: the operand is contiguous along them) or rows.
+ */
+function stagedOperand({buf, reg, tileVar, R, C, S, vec, cFast, origin: [r0, c0], bounds: [rb, cb], base, rowStride, load, threads}) {
+  const n = (R * C) / threads / (vec ? 4 : 1);
+  const loop = (body) => `    for (var i = 0u; i < ${n}u; i++) {
+      let e = li + i * ${threads}u;
+${body}
+    }`;
+  const at = cFast ? `let c = e % ${C}u; let r = e / ${C}u;` : `let r = e % ${R}u; let c = e / ${R}u;`;
+  const regs = `  var ${reg}: array<${vec ? 'vec4<f32>' : 'f32'}, ${n}>;`;
+  if (!vec) {
+    return {regs, fetch: loop(`      ${at}\n      ${reg}[i] = ${load}(${r0} + r, ${c0} + c, ${base});`),
+      stage: loop(`      ${at}\n      ${tileVar}[r * ${S}u + c] = f16(${reg}[i]);`)};
+  }
+  return {regs,
+    fetch: loop(`      let r = e / ${C / 4}u;
+      let q = (e % ${C / 4}u) * 4u;
+      var v = vec4<f32>();
+      if (${r0} + r < ${rb} && ${c0} + q < ${cb}) { v = ${buf}[(${base} + (${r0} + r) * ${rowStride} + ${c0} + q) / 4u]; }
+      ${reg}[i] = v;`),
+    stage: loop(`      let at = (e / ${C / 4}u) * ${S}u + (e % ${C / 4}u) * 4u;
+      let v = vec4<f16>(${reg}[i]);
+      ${tileVar}[at] = v.x; ${tileVar}[at + 1u] = v.y; ${tileVar}[at + 2u] = v.z; ${tileVar}[at + 3u] = v.w;`)};
 }
