@@ -27,7 +27,7 @@ import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
 import {scaleMapUniforms, wordLoads} from './packed_weights.js';
 import {chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
-import {MATRIX_DEPTH, matrixFits, matrixShader, matrixUnits, usesMatrixUnits} from './matmul_matrix_units.js';
+import {MATRIX_DEPTH, matrixFits, matrixShader, matrixUnitsFor} from './matmul_matrix_units.js';
 
 const GEMV_ROWS = 4;
 /** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
@@ -51,7 +51,7 @@ const SPLIT_MAX = 32;
 /**
  * The kernel for an M x N x K product of `dataType`: 'gemv' for few rows, 'blocked' on a CPU
  * adapter, 'matrix128' / 'matrix' where the product runs on the matrix units
- * (matmul_matrix_units.js usesMatrixUnits), else 'tiled128' for products with many 128x128
+ * (matmul_matrix_units.js matrixUnitsFor), else 'tiled128' for products with many 128x128
  * tiles, else 'tiled'. The tuning switch `matmul` (tuning.js) forces one ('matrix' and
  * 'matrix128' only where the product may use the matrix units, else their tiled size).
  */
@@ -61,7 +61,7 @@ export function chooseMatmulKernel(ctx, M, N, batches, dataType) {
   if (isSoftwareAdapter(ctx)) return 'blocked';
   if (M <= GEMV_ROWS) return 'gemv';
   const wide = batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES;
-  if (dataType && usesMatrixUnits(ctx, dataType)) return wide ? 'matrix128' : 'matrix';
+  if (dataType && matrixUnitsFor(ctx, dataType)) return wide ? 'matrix128' : 'matrix';
   return wide ? 'tiled128' : 'tiled';
 }
 
@@ -259,7 +259,7 @@ export function matmulStep(L, p) {
   // 'float16', even where the tuning forces the kernel), on a device that has them and holds the
   // kernel (a device made with the default limits may not hold the wide tiles); else the tiled
   // kernel of that size
-  let units = kernel.startsWith('matrix') && !quant && usesMatrixUnits(L.ctx, dataType) ? matrixUnits(L.ctx) : null;
+  let units = kernel.startsWith('matrix') && !quant ? matrixUnitsFor(L.ctx, dataType) : null;
   const limits = L.ctx.device.limits;
   if (units && kernel === 'matrix128' && !matrixFits(128, units, limits)) kernel = 'matrix';
   if (units && !matrixFits(64, units, limits)) units = null;

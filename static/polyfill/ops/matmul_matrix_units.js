@@ -77,12 +77,12 @@ export function matrixFits(tile, {M, N, subgroupSize, grid}, limits) {
 }
 
 /**
- * Whether a product of `dataType` runs on the matrix units: float16 always where the device has
- * them, float32 where the context's productPrecision is 'float16'.
+ * The matrix units (matrixUnits) a product of `dataType` runs on, or null: float16 ones wherever
+ * the device has them, float32 ones where the context's productPrecision is 'float16'.
  */
-export function usesMatrixUnits(ctx, dataType) {
-  if (dataType !== 'float16' && !(dataType === 'float32' && ctx.productPrecision === 'float16')) return false;
-  return matrixUnits(ctx) !== null;
+export function matrixUnitsFor(ctx, dataType) {
+  if (dataType !== 'float16' && !(dataType === 'float32' && ctx.productPrecision === 'float16')) return null;
+  return matrixUnits(ctx);
 }
 
 /**
