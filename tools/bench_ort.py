@@ -117,8 +117,7 @@ RUNTIME_LABELS = {"builder": "our MLGraphBuilder code", "builder-fp16": "our bui
 TOLERANCE = {"efficientnet-lite0": 1e-4, "mobilenetv2": 1e-3, "bert-encoder": 1e-3, "bert-base": 3e-3,
              "bert-base-512": 3e-3, "bert-base-opset14": 3e-3}
 #: the same for the float16 copy of a model (binary16 rounding at every operator's output): about
-#: 5x the differences seen on SwiftShader (EfficientNet-Lite0 0.0008, MobileNetV2 0.0076, the
-#: BERT-style encoder 0.0058); BERT-base's 12 layers: not yet measured, 0.1
+#: 5x the differences docs/performance.md records; the default for models without a record
 FP16_TOLERANCE = {"efficientnet-lite0": 0.005, "mobilenetv2": 0.04, "bert-encoder": 0.03, "bert-encoder-opset14": 0.03}
 FP16_DEFAULT_TOLERANCE = 0.1
 
