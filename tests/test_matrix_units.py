@@ -146,13 +146,15 @@ _F32_CASES = [
 
 def test_float32_products_with_float16_precision(webnn_page, server_url):
     """With productPrecision 'float16' float32 products run on the matrix units too: operands that
-    binary16 holds give the exact product (sums in f32); the default context keeps them off."""
+    binary16 holds give the exact product (sums in f32); the default context keeps them off, even
+    where the tuning forces the matrix kernel."""
     for (name, sa, sb, _, _), got in zip(_F32_CASES, _run(webnn_page, server_url, "float32", "float16", _F32_CASES)):
         assert any(k.startswith("matmul_matrix") for k in got["kernels"]), (name, got["kernels"])
         expect = np.matmul(_operand(sa, 1), _operand(sb, 2))
         np.testing.assert_array_equal(np.asarray(got["y"]).reshape(expect.shape), expect, err_msg=name)
-    plain = _run(webnn_page, server_url, "float32", "float32", _F32_CASES[1:])
-    assert not any(k.startswith("matmul_matrix") for k in plain[0]["kernels"]), plain[0]["kernels"]
+    plain = _run(webnn_page, server_url, "float32", "float32", _F32_CASES[1:] + [["forced", [37, 50], [50, 61], {}, {"matmul": "matrix"}]])
+    for got in plain:
+        assert not any(k.startswith("matmul_matrix") for k in got["kernels"]), (got["name"], got["kernels"])
 
 
 _SHAPES_JS = """
