@@ -2,8 +2,9 @@
  * build(): graph -> fixed plan. The passes (PASSES, applied in order): computations repeated from
  * the same inputs are made once (compile/cse.js); layer normalizations written out as
  * element-wise operators become one layerNormalization node (compile/layer_norm.js); a product of
- * dequantized packed constant weights becomes one quantizedMatmul node (compile/quantized_matmul.js)
- * and a gather of a dequantized packed table one quantizedGather node (compile/quantized_gather.js);
+ * dequantized packed constant weights becomes one quantizedMatmul node (compile/quantized_matmul.js),
+ * with the product of its input's block sums and constant block offsets folded in as float zero
+ * points (compile/block_offsets.js), and a gather of a dequantized packed table one quantizedGather node (compile/quantized_gather.js);
  * the rotary embedding written out becomes one rotaryEmbedding node (compile/rotary.js); element-wise
  * chains fuse into their producers (compile/fusion.js); a matmul stores into its transpose's
  * layout (compile/views.js); matmul -> softmax -> matmul becomes a fusedAttention node
@@ -37,6 +38,7 @@ import {splitNormPass} from './split_norm.js';
 import {layerNormPass} from './layer_norm.js';
 import {csePass} from './cse.js';
 import {quantizedMatmulPass} from './quantized_matmul.js';
+import {blockOffsetsPass} from './block_offsets.js';
 import {quantizedGatherPass} from './quantized_gather.js';
 import {rotaryPairPass, rotaryPass} from './rotary.js';
 import {scatterPairPass} from './scatter_pairs.js';
@@ -57,6 +59,7 @@ export const PASSES = Object.freeze([
   csePass,         // a computation repeated from the same inputs -> sharedValue nodes of the first
   layerNormPass,   // written-out layer/RMS norms -> one layerNormalization node
   quantizedMatmulPass, // dequantizeLinear(packed constant) -> [views] -> matmul/gemm -> one quantizedMatmul node
+  blockOffsetsPass, // quantizedMatmul + matmul(blockSums(A), constant offsets) -> the quantizedMatmul with float zero points
   quantizedGatherPass, // gather(dequantizeLinear(packed constant table)) -> one quantizedGather node
   rotaryPass,      // the rotation of halves written out (split, concat, mul, add) -> one rotaryEmbedding node
   fusionPass,      // element-wise chains -> their producer with attrs.epilogue

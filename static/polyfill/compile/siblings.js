@@ -70,11 +70,11 @@ function rawBytes(operand) {
  * can join a packed sibling group: a matmul whose B is whole rows of its packed weights W [N, R]
  * (B[k, n] = W[n, k], K <= R), its scales and zero points [N, S] constants blocked along the row
  * (float32 scales), no bias and no fused stages but reshapes (ORT's WebNN EP's MatMulNBits); quant:
- * what a group must share ({bits, signed, zeroBits, zeroSigned, R, S, block}).
+ * what a group must share ({bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block}).
  */
 function quantMember(node) {
   if (node.op !== 'quantizedMatmul' || node.attrs.kind !== 'matmul' || node.attrs.hasC) return null;
-  const {bits, signed, zeroBits, zeroSigned, view, scaleMap, weightShape} = node.attrs;
+  const {bits, signed, zeroBits, zeroSigned, zeroFloat = false, view, scaleMap, weightShape} = node.attrs;
   const [, w, scale, zero] = node.inputs;
   const [K, N] = view.shape;
   const R = view.strides[1];
@@ -87,7 +87,7 @@ function quantMember(node) {
   if (!FLOAT.has(node.outputs[0].dataType) || slots(w).kind !== 'constant') return null;
   const tail = node.attrs.epilogue ?? [];
   if (!tail.every((st) => st.reshape)) return null;
-  return {node, quant: {bits, signed, zeroBits, zeroSigned, R, S, block: k.block}, out: storedOutputs(node)[0],
+  return {node, quant: {bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block: k.block}, out: storedOutputs(node)[0],
     origins: originsOf(node)};
 }
 
@@ -116,18 +116,21 @@ function concatPacked(parts, bits) {
  */
 function mergedQuantizedNode(members) {
   const first = members[0].node;
-  const {bits, signed, zeroBits, zeroSigned, R, S, block} = members[0].quant;
+  const {bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block} = members[0].quant;
   const widths = members.map((m) => m.node.attrs.view.shape[1]);
   const N = widths.reduce((a, b) => a + b, 0);
   const K = first.attrs.view.shape[0];
   const weights = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[1]), count: widths[i] * R})), bits);
   const scales = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[2]), count: widths[i] * S * 4})), 8);
-  const zeros = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[3]), count: widths[i] * S})), zeroBits);
+  // float zero points (compile/block_offsets.js) are f32: whole bytes, as the scales
+  const zeros = zeroFloat
+    ? concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[3]), count: widths[i] * S * 4})), 8)
+    : concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[3]), count: widths[i] * S})), zeroBits);
   return {
     id: first.id, op: 'mergedMatmul', label: members.map((m) => m.node.label).join('+'),
     inputs: [first.inputs[0]],
     attrs: {dataType: first.outputs[0].dataType, K, widths, weights: null, bias: null,
-      quant: {bits, signed, zeroBits, zeroSigned, weights, scales, zeros, hasZp: zeros.some((b) => b !== 0),
+      quant: {bits, signed, zeroBits, zeroSigned, zeroFloat, weights, scales, zeros, hasZp: zeros.some((b) => b !== 0),
         view: {offset: 0, strides: [1, R]},
         scaleMap: {k: {origin: 0, step: 1, block, stride: 1}, n: {origin: 0, step: 1, block: 1, stride: S}}},
       members: members.map((m) => ({node: m.node, out: m.out, origins: m.origins}))},

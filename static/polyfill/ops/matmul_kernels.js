@@ -275,7 +275,8 @@ export function matmulStep(L, p) {
   // packed B: its scale and zero point bindings follow B
   const bValues = quant ? [b, quant.scale, ...(quant.hasZp ? [quant.zero] : [])] : [b];
   if (quant) {
-    variant.quant = {bits: quant.bits, signed: quant.signed, zeroBits: quant.zeroBits, zeroSigned: quant.zeroSigned, hasZp: quant.hasZp};
+    variant.quant = {bits: quant.bits, signed: quant.signed, zeroBits: quant.zeroBits, zeroSigned: quant.zeroSigned, hasZp: quant.hasZp,
+      zeroFloat: Boolean(quant.zeroFloat)};
     const layout = kernel === 'qgemv' ? quantizedGemvLayout(quant, uniforms) : null;
     if (layout) {
       // CPU adapters: one invocation a column, no barrier (ops/packed_weights.js); the context

@@ -261,7 +261,7 @@ function wordFetch(quant, tile) {
   const is = [...Array(n).keys()];
   const guard = total < 256 ? `if (li < ${total}u) ` : '';
   const q = tile / 4;
-  const parts = (i) => unpackWord(quant.bits, quant.signed, `pw[${i}]`, `po[${i}]`);
+  const parts = (i) => unpackWord(quant, `pw[${i}]`, `po[${i}]`);
   const regs = `  var pw: array<u32, ${n}>;
   var ps: array<f32, ${n}>;
   var po: array<f32, ${n}>;`;

@@ -27,8 +27,8 @@ import {stridedCopy} from './movement.js';
 
 /** matmulStep's packed B of merged packed siblings (compile/siblings.js attrs.quant). */
 function packedB(quant, constant) {
-  const {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap, scales, zeros} = quant;
-  return {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap, scale: constant(scales, 'scales'),
+  const {bits, signed, zeroBits, zeroSigned, zeroFloat, hasZp, scaleMap, scales, zeros} = quant;
+  return {bits, signed, zeroBits, zeroSigned, zeroFloat, hasZp, scaleMap, scale: constant(scales, 'scales'),
     zero: hasZp ? constant(zeros, 'zero points') : null};
 }
 

@@ -18,9 +18,13 @@
  * becomes 2^23 + zeroPoint + o the same way (`q_offset`, the constant 2^23 + o without zero
  * points), and their difference is q - zeroPoint exactly.
  *
+ * Float zero points (`quant.zeroFloat`: a block offset folded in by compile/block_offsets.js,
+ * B[k, n] = (q - z) * scale with z = zeroPoint - offset / scale not an integer): Z holds them as
+ * f32, and the element's 2^23 + o is subtracted first (exact), the zero point after (lessZero).
+ *
  * Bindings after B: S (the scales, compute layout f32) and, unless every zero point is 0, Z
- * (the zero points' packed bytes, u32 words). The shader key carries bits, signedness and
- * whether Z exists (`quant.key`).
+ * (the zero points' packed bytes, u32 words; float zero points: f32 bits). The shader key
+ * carries bits, signedness and the zero points' kind (`quantKey`).
  *
  * The matrix-vector kernel of one-row products is ops/quantized_gemv.js.
  */
@@ -64,11 +68,24 @@ export function wordMagic(w, j, bits, signed) {
 /**
  * WGSL expressions: the elements of word `w` (u32) as vec4<f32>s in element order (one for 8-bit
  * elements, two for 4-bit), each q - zeroPoint with `z` the f32 q_offset gives.
+ * @param {object} quant {bits, signed, hasZp, zeroFloat}
  */
-export function unpackWord(bits, signed, w, z) {
+export function unpackWord(quant, w, z) {
+  const {bits, signed} = quant;
   const shifts = bits === 8 ? [[0, 8, 16, 24]] : [[0, 4, 8, 12], [16, 20, 24, 28]];
   const v = (xs) => `vec4<u32>(${xs.map((x) => `${x}u`).join(', ')})`;
-  return shifts.map((sh) => `(bitcast<vec4<f32>>(((vec4<u32>(${w}) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) ^ vec4<u32>(${magicMask(bits, signed)})) - vec4<f32>(${z}))`);
+  return shifts.map((sh) => lessZero(quant, `bitcast<vec4<f32>>(((vec4<u32>(${w}) >> ${v(sh)}) & vec4<u32>(${(1 << bits) - 1}u)) ^ vec4<u32>(${magicMask(bits, signed)}))`,
+    `vec4<f32>(${z})`, 'vec4<f32>'));
+}
+
+/**
+ * WGSL expression: `magic` (elements as 2^23 + q + o, f32 or `type`) less zero point `z` (what
+ * q_offset gives), i.e. q - zeroPoint: one subtraction for integer zero points, for float ones
+ * (module comment) the 2^23 + o first.
+ */
+export function lessZero(quant, magic, z, type = 'f32') {
+  if (!(quant.zeroFloat && quant.hasZp)) return `(${magic} - ${z})`;
+  return `((${magic} - ${type}(${magicOffset(quant.bits, quant.signed)})) - ${z})`;
 }
 
 /** WGSL expression: element j (a u32 expression) of word `w` of `bits`-bit elements, as i32. */
@@ -88,7 +105,7 @@ export function packedElementExpr(buf, i, bits, signed) {
  * Declares B (and S, Z when `quant`) on `shader`, after A: a float B of element type T (vec4
  * when `vecB`), or the packed B with its scale index uniforms and
  *   fn b_dequant(e: u32, k: u32, n: u32) -> f32
- * @param {object|null} quant {bits, signed, zeroBits, zeroSigned, hasZp}
+ * @param {object|null} quant {bits, signed, zeroBits, zeroSigned, hasZp, zeroFloat}
  */
 export function declareB(shader, T, quant, vecB = false) {
   if (!quant) {
@@ -99,7 +116,7 @@ export function declareB(shader, T, quant, vecB = false) {
   if (quant.hasZp) shader.read('Z', 'u32');
   declareScaleMap(shader, quant);
   shader.fn(`fn b_dequant_at(e: u32, si: u32) -> f32 {
-  return (${wordMagic(`B[e / ${32 / quant.bits}u]`, 'e', quant.bits, quant.signed)} - q_offset(si)) * S[si];
+  return ${lessZero(quant, wordMagic(`B[e / ${32 / quant.bits}u]`, 'e', quant.bits, quant.signed), 'q_offset(si)')} * S[si];
 }
 fn b_dequant(e: u32, k: u32, n: u32) -> f32 { return b_dequant_at(e, scale_index(k, n)); }`);
 }
@@ -115,6 +132,10 @@ fn scale_n(n: u32) -> u32 { return ((u_qn_o() + n * u_qn_t()) / u_qn_b()) * u_qn
 fn scale_index(k: u32, n: u32) -> u32 { return scale_k(k) + scale_n(n); }`);
   if (!quant.hasZp) {
     shader.fn(`fn q_offset(si: u32) -> f32 { return ${magicOffset(quant.bits, quant.signed)}; }`);
+    return;
+  }
+  if (quant.zeroFloat) {
+    shader.fn('fn q_offset(si: u32) -> f32 { return bitcast<f32>(Z[si]); }');
     return;
   }
   // a zero point of another width or signedness than the elements: its offset o differs
@@ -152,5 +173,6 @@ export function wordLoads(quant, u, bBatchStrides) {
 /** A short key of the packed variant for shader names and pipeline keys. */
 export function quantKey(quant) {
   if (!quant) return '';
-  return `_q${quant.signed ? 'i' : 'u'}${quant.bits}${quant.hasZp ? `z${quant.zeroSigned ? 'i' : 'u'}${quant.zeroBits}` : ''}${quant.words ? 'w' : ''}`;
+  const zero = quant.zeroFloat ? 'zf' : `z${quant.zeroSigned ? 'i' : 'u'}${quant.zeroBits}`;
+  return `_q${quant.signed ? 'i' : 'u'}${quant.bits}${quant.hasZp ? zero : ''}${quant.words ? 'w' : ''}`;
 }

@@ -19,7 +19,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
-import {declareScaleMap, quantKey, unpackWord, wordMagic} from './packed_weights.js';
+import {declareScaleMap, lessZero, quantKey, unpackWord, wordMagic} from './packed_weights.js';
 
 /** Invocations a workgroup of the split variant. */
 const THREADS = 256;
@@ -101,19 +101,20 @@ export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, se
 fn a4(k: u32) -> vec4<f32> { return A[(u_a_base() + k) / 4u]; }`
     : `fn a_at(k: u32) -> f32 { return f32(A[u_a_base() + k * u_a_sk()]); }
 fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u), a_at(k + 3u)); }`);
-  const parts = unpackWord(bits, signed, 'w', 'z');
+  const parts = unpackWord(quant, 'w', 'z');
   // a word's dot product with A's elements from k: `av` the vec4s of A it meets
   const aParams = parts.map((_, i) => `a${i}: vec4<f32>`).join(', ');
   shader.fn(`fn word_dot(w: u32, z: f32, ${aParams}) -> f32 {
   return ${parts.map((e, i) => `dot(${e}, a${i})`).join(' + ')};
 }`);
   const zero = (si) => `q_offset(${si})`;
-  if (serial) return serialBody(shader, {bits, signed, scaleWords, zero});
-  return splitBody(shader, {bits, signed, parts, zero, config, scaleWords});
+  if (serial) return serialBody(shader, {quant, scaleWords, zero});
+  return splitBody(shader, {quant, parts, zero, config, scaleWords});
 }
 
 /** The split variant's entry point (module comment). */
-function splitBody(shader, {bits, signed, parts, zero, config, scaleWords}) {
+function splitBody(shader, {quant, parts, zero, config, scaleWords}) {
+  const {bits, signed} = quant;
   const {groups, columns: R, unroll: U, vec: V} = config;
   const lanes = THREADS / groups;
   const per = 32 / bits;
@@ -200,7 +201,7 @@ ${rs.map((r) => add(r, 'sk', dot(`b_word(row${r}, w)`, 't'))).join('\n')}
     for (var k = words * ${per}u; k < u_K(); k++) {
       let sk = scale_k(k);
       let j = k - words * ${per}u;
-${rs.map((r) => `      { let si = sk + sn${r}; s${r} += (${wordMagic(`b_word(row${r}, words)`, 'j', bits, signed)} - q_offset(si)) * S[si] * a_at(k); }`).join('\n')}
+${rs.map((r) => `      { let si = sk + sn${r}; s${r} += ${lessZero(quant, wordMagic(`b_word(row${r}, words)`, 'j', bits, signed), 'q_offset(si)')} * S[si] * a_at(k); }`).join('\n')}
     }
   }
 ${rs.map((r) => `  part[${r * THREADS}u + li] = s${r};`).join('\n')}
@@ -213,7 +214,8 @@ ${tree.join('\n')}
 }
 
 /** The serial variant's entry point: one invocation a column, 16-byte chunks in order. */
-function serialBody(shader, {bits, signed, scaleWords, zero}) {
+function serialBody(shader, {quant, scaleWords, zero}) {
+  const {bits, signed} = quant;
   const per = 32 / bits;
   const chunk = 4 * per;
   const wordsOf = (i) => `word_dot(w[${i}], z, ${(bits === 8 ? [0] : [0, 4]).map((o) => `a4(k0 + ${i * per + o}u)`).join(', ')})`;
@@ -242,7 +244,7 @@ ${full}
       for (var j = 0u; k0 + j < u_K(); j++) {
         let k = k0 + j;
         let si = scale_index(k, n);
-        s += (${wordMagic(`w[j / ${per}u]`, 'j', bits, signed)} - q_offset(si)) * S[si] * a_at(k);
+        s += ${lessZero(quant, wordMagic(`w[j / ${per}u]`, 'j', bits, signed), 'q_offset(si)')} * S[si] * a_at(k);
       }
     }
   }

@@ -5,7 +5,8 @@
  *
  * The packed weights are uploaded once, as their tensor-layout bytes (Lowering packedConstant),
  * shared by every product of the plan reading them; the scales in the compute layout (f32); the
- * zero points as their packed bytes, or not at all when every one is 0. Kernel: the quantized
+ * zero points as their packed bytes (float ones, compile/block_offsets.js: f32), or not at all
+ * when every one is 0. Kernel: the quantized
  * matrix-vector kernel for one row (every decode step of an LLM) where B's layout allows, else
  * the kernel the adapter picks for the shape (the tiled kernels, the gemv kernels, or blocked on
  * CPU adapters), each reading B through the packed loader. The tuning switch `matmul`
@@ -19,7 +20,7 @@ import {matmulStep} from './matmul_kernels.js';
 
 function lowerQuantizedMatmul(node, L) {
   const [a, w, scale, zero, c] = node.inputs;
-  const {bits, signed, zeroBits, zeroSigned, alpha, beta, aTranspose, view, scaleMap} = node.attrs;
+  const {bits, signed, zeroBits, zeroSigned, zeroFloat, alpha, beta, aTranspose, view, scaleMap} = node.attrs;
   const out = node.outputs[0].shape;
   const N = out[out.length - 1];
   const K = view.shape[0];
@@ -54,7 +55,7 @@ function lowerQuantizedMatmul(node, L) {
     bStrides: view.strides,
     cStrides: c ? broadcastStrides(c.shape, [M, N]) : undefined,
     alpha, beta,
-    quant: {bits, signed, zeroBits, zeroSigned, hasZp, scaleMap,
+    quant: {bits, signed, zeroBits, zeroSigned, zeroFloat, hasZp, scaleMap,
       scale: L.value(scale), zero: hasZp ? L.packedConstant(zero) : null},
   });
 }
