@@ -78,6 +78,31 @@ export function unpackWord(quant, w, z) {
     `vec4<f32>(${z})`, 'vec4<f32>'));
 }
 
+/** WGSL vec4<f32>: the weight of lane i of a half word read in place (unpackNibblesInPlace): 16^i. */
+export const NIBBLE_WEIGHTS = 'vec4<f32>(1.0, 16.0, 256.0, 4096.0)';
+/** WGSL vec4<f32>: 1 / NIBBLE_WEIGHTS, what A's elements are multiplied by to meet them. */
+export const NIBBLE_SCALES = 'vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625)';
+
+/**
+ * WGSL expressions: the 8 elements of 4-bit word `w` as two vec4<f32>s, element i of each half
+ * left at bit 4i (no shift: one AND and one XOR, which a GPU issues as one logic instruction) and
+ * so worth (q - zeroPoint) * 16^i, exactly (2^23 + 15 * 4096 < 2^24); a dot product with A's
+ * elements times NIBBLE_SCALES gives what unpackWord's does. The high half is `w >> 16`.
+ * `z`: the scalar q_offset gives.
+ */
+export function unpackNibblesInPlace(quant, w, z) {
+  const o = signOffset(quant.bits, quant.signed);
+  const lanes = [0, 1, 2, 3];
+  const masks = `vec4<u32>(${lanes.map((i) => `0x${(0xf << (4 * i)).toString(16)}u`).join(', ')})`;
+  const magic = `vec4<u32>(${lanes.map((i) => `0x${(MAGIC | (o << (4 * i))).toString(16)}u`).join(', ')})`;
+  const base = `vec4<f32>(${lanes.map((i) => `${2 ** 23 + o * 16 ** i}.0`).join(', ')})`;
+  // integer zero points: 2^23 + (z + o) * 16^i in one subtraction; float ones after 2^23 + o * 16^i
+  const less = quant.zeroFloat && quant.hasZp
+    ? (x) => `((${x} - ${base}) - ${z} * ${NIBBLE_WEIGHTS})`
+    : (x) => `(${x} - fma(vec4<f32>(${z} - 8388608.0), ${NIBBLE_WEIGHTS}, vec4<f32>(8388608.0)))`;
+  return [w, `(${w} >> 16u)`].map((h) => less(`bitcast<vec4<f32>>((vec4<u32>(${h}) & ${masks}) ^ ${magic})`));
+}
+
 /**
  * WGSL expression: `magic` (elements as 2^23 + q + o, f32 or `type`) less zero point `z` (what
  * q_offset gives), i.e. q - zeroPoint: one subtraction for integer zero points, for float ones

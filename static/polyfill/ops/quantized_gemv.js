@@ -19,7 +19,7 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {wgslType} from '../gpu/types.js';
-import {declareScaleMap, lessZero, quantKey, unpackWord, wordMagic} from './packed_weights.js';
+import {NIBBLE_SCALES, declareScaleMap, lessZero, quantKey, unpackNibblesInPlace, unpackWord, wordMagic} from './packed_weights.js';
 
 /** Invocations a workgroup of the split variant. */
 const THREADS = 256;
@@ -50,12 +50,13 @@ export function quantizedGemvLayout(quant, u) {
 
 /**
  * The split variant's shape for an N x K product of `bits`-bit weights: the tuning switch
- * `qgemvConfig` where set (a member left out: chosen as below), else loads of 16 elements (2
+ * `qgemvConfig` where set (a member left out: chosen as below), else 4-bit elements unpacked by
+ * shifts (`unpack: 'mask'` reads them in place; docs/packed-weights.md), loads of 16 elements (2
  * words of 4-bit, 4 of 8-bit elements), up to 4 loads a lane in flight, as many lanes a column as
  * keep two loads a lane (32 to 128: K split across up to half the workgroup), and 4 columns a
  * group, fewer while that gives under TARGET_GROUPS workgroups (docs/packed-weights.md: the
  * shapes measured).
- * @returns {{groups: number, columns: number, unroll: number, vec: number}}
+ * @returns {{groups: number, columns: number, unroll: number, vec: number, unpack: string}}
  */
 export function chooseGemvConfig(ctx, N, K, bits) {
   const want = ctx.tuning.qgemvConfig ?? {};
@@ -69,7 +70,7 @@ export function chooseGemvConfig(ctx, N, K, bits) {
   if (!want.columns) {
     while (columns > 1 && Math.ceil(N / (groups * columns)) < TARGET_GROUPS) columns /= 2;
   }
-  return {groups, columns, unroll, vec};
+  return {groups, columns, unroll, vec, unpack: want.unpack ?? 'shift'};
 }
 
 /** Workgroups of the kernel for N columns. */
@@ -87,7 +88,10 @@ export function gemvWorkgroups(N, serial, config) {
 export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, serial, config}, declareCommon, storeY, storeHelpers) {
   const T = wgslType(dataType);
   const {bits, signed, hasZp} = quant;
-  const name = serial ? 'matmul_qgemv_serial' : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}`;
+  // 4-bit elements read in place (packed_weights.js unpackNibblesInPlace), A scaled to meet them
+  const inPlace = !serial && bits === 4 && config.unpack === 'mask';
+  const name = serial ? 'matmul_qgemv_serial'
+    : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}${inPlace ? 'm' : ''}`;
   const shader = new Shader(`${name}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
     .read('B', serial ? 'vec4<u32>' : config.vec > 1 ? `vec${config.vec}<u32>` : 'u32').read('S', 'f32');
   if (hasZp) shader.read('Z', 'u32');
@@ -101,7 +105,8 @@ export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, se
 fn a4(k: u32) -> vec4<f32> { return A[(u_a_base() + k) / 4u]; }`
     : `fn a_at(k: u32) -> f32 { return f32(A[u_a_base() + k * u_a_sk()]); }
 fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u), a_at(k + 3u)); }`);
-  const parts = unpackWord(quant, 'w', 'z');
+  if (inPlace) shader.fn(`fn a4w(k: u32) -> vec4<f32> { return a4(k) * ${NIBBLE_SCALES}; }`);
+  const parts = inPlace ? unpackNibblesInPlace(quant, 'w', 'z') : unpackWord(quant, 'w', 'z');
   // a word's dot product with A's elements from k: `av` the vec4s of A it meets
   const aParams = parts.map((_, i) => `a${i}: vec4<f32>`).join(', ');
   shader.fn(`fn word_dot(w: u32, z: f32, ${aParams}) -> f32 {
@@ -109,11 +114,11 @@ fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u
 }`);
   const zero = (si) => `q_offset(${si})`;
   if (serial) return serialBody(shader, {quant, scaleWords, zero});
-  return splitBody(shader, {quant, parts, zero, config, scaleWords});
+  return splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad: inPlace ? 'a4w' : 'a4'});
 }
 
 /** The split variant's entry point (module comment). */
-function splitBody(shader, {quant, parts, zero, config, scaleWords}) {
+function splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad}) {
   const {bits, signed} = quant;
   const {groups, columns: R, unroll: U, vec: V} = config;
   const lanes = THREADS / groups;
@@ -129,7 +134,7 @@ function splitBody(shader, {quant, parts, zero, config, scaleWords}) {
   shader.fn(V === 1 ? 'fn b_word(row: u32, w: u32) -> u32 { return B[row + w]; }'
     : `fn b_word(row: u32, w: u32) -> u32 { return B[row + w / ${V}u][w % ${V}u]; }`);
   const word = (q, j) => (V === 1 ? q : `${q}[${j}]`);
-  const avs = (name, k) => parts.map((_, i) => `      let ${name}_${i} = a4(${k} + ${4 * i}u);`);
+  const avs = (name, k) => parts.map((_, i) => `      let ${name}_${i} = ${aLoad}(${k} + ${4 * i}u);`);
   // word q's dot product with A's vec4s {name}_i, less the zero point of scale index si
   const dot = (q, name) => `word_dot(${q}, ${zero('si')}, ${parts.map((_, i) => `${name}_${i}`).join(', ')})`;
   // column r's sum gains `product` (of scale index si = sk + sn{r}) times that scale
