@@ -105,6 +105,47 @@ def test_block_offsets_on_every_matrix_kernel(webnn_page, server_url, kernel):
     assert_all_pass(run_cases(webnn_page, server_url, folded_cases(), overrides))
 
 
+def _shared_copy_cases():
+    """Folds next to CSE's shared copies (compile/cse.js), which must keep what they copy: the packed
+    product also computed a second time as a graph output of its own, and two products whose
+    offset constants hold the same bytes (one offset product, shared)."""
+    rng = np.random.default_rng(SEED + 2)
+    n, k, block = 8, 64, 32
+    a = _dyadic(rng, (1, k))
+    z = rng.integers(0, 16, (n, k // block, 1)).astype(np.uint8)
+    s = _pow2_scales(rng, (n, k // block, 1))
+    o = _dyadic(rng, (k // block, n), 4)
+    ws = [rng.integers(0, 16, (n, k // block, block)).astype(np.uint8) for _ in range(2)]
+    deq = [((w.astype(np.int64) - z) * s.astype(np.float64)).reshape(n, k) for w in ws]
+    sums = a.astype(np.float64).reshape(1, -1, block).sum(-1)
+
+    def chain(i, w):
+        return [_op("reshape", ["s", [n, k // block, 1]], f"sr{i}"), _op("dequantizeLinear", [w, f"sr{i}", "z"], f"d{i}"),
+                _op("reshape", [f"d{i}", [n, k]], f"dr{i}"), _op("transpose", [f"dr{i}"], f"dt{i}")]
+
+    blocksums = [_op("reshape", ["a", [1, k // block, block]], "split"), _op("reduceSum", ["split"], "sums", axes=[2])]
+    consts = {"w0": _weights(ws[0], "uint4"), "w1": _weights(ws[1], "uint4"), "z": _weights(z, "uint4"),
+              "s": tensor(s.reshape(-1), "float32"), "o0": tensor(o, "float32"), "o1": tensor(o, "float32")}
+    out = lambda y: tensor(y.astype(np.float32), "float32")  # noqa: E731
+    a64 = a.astype(np.float64)
+    twice = chain(0, "w0") + [_op("matmul", ["a", "dt0"], "y0")] + chain(1, "w0") + blocksums + [
+        _op("matmul", ["a", "dt1"], "p"), _op("matmul", ["sums", "o0"], "q"), _op("add", ["p", "q"], "y")]
+    equal = chain(0, "w0") + chain(1, "w1") + blocksums + [
+        _op("matmul", ["a", "dt0"], "p0"), _op("matmul", ["a", "dt1"], "p1"), _op("matmul", ["sums", "o0"], "q0"),
+        _op("matmul", ["sums", "o1"], "q1"), _op("add", ["p0", "q0"], "y0"), _op("add", ["p1", "q1"], "y")]
+    cases = []
+    for tag, ops, y0 in (("product-twice", twice, a64 @ deq[0].T), ("equal-offsets", equal, a64 @ deq[0].T + sums @ o)):
+        graph = {"inputs": {"a": describe(a)}, "constants": consts, "operators": ops, "outputs": ["y0", "y"]}
+        expected = {"y0": out(y0), "y": out(a64 @ deq[int(tag == "equal-offsets")].T + sums @ o)}
+        cases.append(graph_case(f"block-offsets/uint4/{tag}", "dequantizeLinear", "float32", graph,
+                                {"a": tensor(a, "float32")}, expected, "ATOL", 0))
+    return cases
+
+
+def test_shared_copies_are_kept(webnn_page, server_url):
+    assert_all_pass(run_cases(webnn_page, server_url, _shared_copy_cases()))
+
+
 def test_near_misses_keep_their_steps(webnn_page, server_url):
     """Offsets by blocks finer than the scale's (g 16 under blocks of 32), and a zero scale under
     a non-zero offset (no float zero point gives it): the reduceSum keeps its step, values right."""

@@ -103,15 +103,19 @@ def _f16(blocks: np.ndarray, at: int) -> np.ndarray:
 def q4_1_linear(data: np.ndarray) -> QuantLinear:
     """GGUF Q4_1 rows uint8 [N, K/32 * 20] (per block d, m float16 and 32 4-bit codes: element j
     in the low nibble of byte j, element j + 16 in its high nibble) -> the same values as 4-bit
-    MatMulNBits blocks d * (q - 8) with block offsets m + 8d (exact in float32: d and m are
-    float16)."""
+    MatMulNBits blocks d * (q - 8) with block offsets m + 8d (in float32: exact unless d's and m's
+    exponents lie more than 13 apart; none do in SmolLM2's GGUF). A block of d = 0 (all values m)
+    becomes scale 1, codes 8, offset m: the same values, and a scale the polyfill's fold of the
+    offsets can divide by (compile/block_offsets.js)."""
     n = data.shape[0]
     blocks = data.reshape(n, -1, 20)
     d, m = _f16(blocks, 0), _f16(blocks, 2)
     qs = blocks[..., 4:]
     codes = np.concatenate([qs & 0x0F, qs >> 4], -1)
-    return QuantLinear(codes.reshape(n, -1).astype(np.uint8), d.astype(np.float32), np.full(d.shape, 8, np.uint8), 4,
-                       BLOCK, offsets=(m + 8 * d).astype(np.float32))
+    flat = d == 0
+    codes = np.where(flat[..., None], 8, codes)
+    return QuantLinear(codes.reshape(n, -1).astype(np.uint8), np.where(flat, 1.0, d).astype(np.float32),
+                       np.full(d.shape, 8, np.uint8), 4, BLOCK, offsets=(m + 8 * d).astype(np.float32))
 
 
 def q8_0_embedding(data: np.ndarray) -> QuantLinear:

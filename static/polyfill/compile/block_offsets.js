@@ -11,11 +11,12 @@
  * weight is (q - z) * scale, so the product keeps one step and reads no more than its packed
  * weights, their scales and one f32 a scale (ops/packed_weights.js: float zero points).
  *
- * Conditions: the quantizedMatmul a plain product (no C) whose scale map is blocks of bk along
- * k (g a multiple of bk) and one scale a column along n; A of the reshape and of the product the
- * same data (through reshapes, CSE's shared copies) ending in K = G * g; the add, the product of
- * O and the quantizedMatmul's result read once each and of one shape; no scale 0 under a
- * non-zero offset. The block sums may feed several products (a layer's q, k, v).
+ * Conditions: the quantizedMatmul a plain product (no C) of more than one column whose scale map
+ * starts at the weights' first element and is blocks of bk along k (g a multiple of bk) and one
+ * scale a column along n; A of the reshape and of the product the same data (through reshapes,
+ * CSE's shared copies) ending in K = G * g; the two products the add's own operands (not shared
+ * copies of them, which other readers keep), each read only by the add, of its shape; no scale 0
+ * under a non-zero offset. The block sums may feed several products (a layer's q, k, v).
  */
 import {createOperand, slots} from '../operand.js';
 import {constantBytes} from '../tensor.js';
@@ -66,8 +67,9 @@ function match(add, made, reads) {
   const shape = add.outputs[0].shape;
   const same = (o) => o.shape.length === shape.length && o.shape.every((d, i) => d === shape[i]);
   for (const [qi, pi] of [[0, 1], [1, 0]]) {
-    const q = producerOf(add.inputs[qi], made);
-    const p = producerOf(add.inputs[pi], made);
+    // the products themselves, not a shared copy (compile/cse.js) of one: the fold removes them
+    const q = made.get(slots(add.inputs[qi]));
+    const p = made.get(slots(add.inputs[pi]));
     if (q?.op !== 'quantizedMatmul' || p?.op !== 'matmul' || q.attrs.kind !== 'matmul' || q.attrs.hasC) continue;
     if (q.attrs.epilogue || p.attrs?.epilogue || !same(add.inputs[qi]) || !same(add.inputs[pi])) continue;
     if (reads.get(slots(add.inputs[qi])) !== 1 || reads.get(slots(add.inputs[pi])) !== 1) continue;
