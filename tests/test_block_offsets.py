@@ -97,11 +97,11 @@ def test_block_offsets_fold_into_one_step(webnn_page, server_url):
         assert r["steps"][1:] == ([["matmul"]] * members if members > 1 else []), (c["name"], r["steps"])
 
 
-@pytest.mark.parametrize("kernel", ["blocked", "tiled", "gemv", "qgemv", "qgemv-split", "qgemv-split-mask"])
+@pytest.mark.parametrize("kernel", ["blocked", "tiled", "gemv", "qgemv", "qgemv-split", "qgemv-split-shift"])
 def test_block_offsets_on_every_matrix_kernel(webnn_page, server_url, kernel):
     overrides = {"matmul": kernel}
-    if kernel.startswith("qgemv-split"):  # the kernel of hardware adapters, 4-bit unpacked by shifts or in place
-        overrides = {"matmul": "qgemv", "qgemvSerial": False, "qgemvConfig": {"unpack": "mask"} if kernel.endswith("mask") else None}
+    if kernel.startswith("qgemv-split"):  # the kernel of hardware adapters, 4-bit read in place or shifted out
+        overrides = {"matmul": "qgemv", "qgemvSerial": False, "qgemvConfig": {"unpack": "shift"} if kernel.endswith("shift") else None}
     assert_all_pass(run_cases(webnn_page, server_url, folded_cases(), overrides))
 
 

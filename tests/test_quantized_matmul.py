@@ -268,19 +268,19 @@ def test_fused_products_are_one_step(webnn_page, server_url):
 #: 16 elements), all lanes on one column (K split across the workgroup) with one-word loads, one
 #: column a group of 32 lanes with one-word loads 4 in flight, 8 columns a group (one load in
 #: flight), and loads of 2 and 4 words (one scale a load where the blocks allow, else one a word);
-#: 4-bit elements read in place (unpack 'mask'); the value tests of every matrix kernel run the
-#: first three and the default shape in place, the long rows all
+#: 4-bit elements shifted out (unpack 'shift'; the default reads them in place); the value tests
+#: of every matrix kernel run the first three and the default shape shifted, the long rows all
 _GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1v1": {"groups": 1, "columns": 1, "unroll": 1, "vec": 1},
                  "qgemv-split-g8c1u4v1": {"groups": 8, "columns": 1, "unroll": 4, "vec": 1},
                  "qgemv-split-g2c8u1": {"groups": 2, "columns": 8, "unroll": 1},
                  "qgemv-split-g2c4u2v2": {"groups": 2, "columns": 4, "unroll": 2, "vec": 2},
                  "qgemv-split-g4c2u1v4": {"groups": 4, "columns": 2, "unroll": 1, "vec": 4},
-                 "qgemv-split-mask": {"unpack": "mask"},
+                 "qgemv-split-shift": {"unpack": "shift"},
                  "qgemv-split-g1c1u1v1-mask": {"groups": 1, "columns": 1, "unroll": 1, "vec": 1, "unpack": "mask"}}
 
 
 @pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv", "qgemv-split",
-                                    "qgemv-split-g1c1u1v1", "qgemv-split-g8c1u4v1", "qgemv-split-mask"])
+                                    "qgemv-split-g1c1u1v1", "qgemv-split-g8c1u4v1", "qgemv-split-shift"])
 def test_fused_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
     """The packed loader in each matrix kernel's B loads (qgemv where its layout fits and M = 1,
     the kernel the adapter picks otherwise; qgemv-split: its variant of hardware adapters, K

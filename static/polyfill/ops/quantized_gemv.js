@@ -50,8 +50,8 @@ export function quantizedGemvLayout(quant, u) {
 
 /**
  * The split variant's shape for an N x K product of `bits`-bit weights: the tuning switch
- * `qgemvConfig` where set (a member left out: chosen as below), else 4-bit elements unpacked by
- * shifts (`unpack: 'mask'` reads them in place; docs/packed-weights.md), loads of 16 elements (2
+ * `qgemvConfig` where set (a member left out: chosen as below), else 4-bit elements read in place
+ * (`unpack: 'mask'`; 'shift' shifts them out; docs/packed-weights.md), loads of 16 elements (2
  * words of 4-bit, 4 of 8-bit elements), up to 4 loads a lane in flight, as many lanes a column as
  * keep two loads a lane (32 to 128: K split across up to half the workgroup), and 4 columns a
  * group, fewer while that gives under TARGET_GROUPS workgroups (docs/packed-weights.md: the
@@ -70,7 +70,7 @@ export function chooseGemvConfig(ctx, N, K, bits) {
   if (!want.columns) {
     while (columns > 1 && Math.ceil(N / (groups * columns)) < TARGET_GROUPS) columns /= 2;
   }
-  return {groups, columns, unroll, vec, unpack: want.unpack ?? 'shift'};
+  return {groups, columns, unroll, vec, unpack: want.unpack ?? 'mask'};
 }
 
 /** Workgroups of the kernel for N columns. */
