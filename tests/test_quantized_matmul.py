@@ -611,9 +611,9 @@ return result;
 
 def test_decode_products_load_16_elements_a_lane(webnn_page, server_url):
     """On a hardware adapter a one-row packed product runs the split matrix-vector kernel with
-    loads of 16 elements (2 words of 4-bit, 4 of 8-bit), 4 in flight (ops/quantized_gemv.js
-    chooseGemvConfig; docs/packed-weights.md has the measurements): for K = N = 2048, 64 lanes a
-    column and 2 columns a group."""
+    loads of 16 elements (2 words of 4-bit, 4 of 8-bit), 4 in flight, 4-bit elements read in place
+    (`m`) (ops/quantized_gemv.js chooseGemvConfig; docs/packed-weights.md has the measurements): for
+    K = N = 2048, 64 lanes a column and 2 columns a group."""
     result = run_js(webnn_page, server_url, _DECODE_JS)
     assert "ok" in result, result
-    assert result["ok"] == {"uint4": ["matmul_qgemv_g4c2u4v2_qu4zu4"], "int8": ["matmul_qgemv_g4c2u4v4_qi8"]}, result["ok"]
+    assert result["ok"] == {"uint4": ["matmul_qgemv_g4c2u4v2m_qu4zu4"], "int8": ["matmul_qgemv_g4c2u4v4_qi8"]}, result["ok"]
