@@ -183,12 +183,17 @@ def test_profile_printout_sorts_steps_and_sums_kernels():
     steps = [{"index": i, "name": f"s{i}", "kernel": "matmul_tiled" if i % 2 else "layer_norm",
               "operators": [{"type": "matmul", "label": ""}], "workgroups": [i + 1, 1, 1], "workgroupSize": 256,
               "ms": 0.01 * (i + 1)} for i in range(12)]
-    run = {"models": [{"model": "bert-base", "profile": {"runs": 3, "totalMs": sum(s["ms"] for s in steps), "steps": steps}},
-                      {"model": "mobilenetv2", "profile": {"skipped": "no module"}}, {"model": "x"}]}
+    half = [dict(s, ms=s["ms"] / 2) for s in steps]
+    run = {"models": [{"model": "bert-base", "profiles": {
+        "builder": {"runs": 3, "totalMs": sum(s["ms"] for s in steps), "steps": steps},
+        "builder-fp16": {"runs": 3, "totalMs": sum(s["ms"] for s in half), "steps": half}}},
+        {"model": "mobilenetv2", "profiles": {"builder": {"skipped": "no module"}}}, {"model": "x"}]}
     lines = bench_ort.format_profiles(run).splitlines()
     assert lines[0] == "bert-base: top GPU steps of our builder path (3 runs, 0.78 ms in all, 12 steps)"
     assert lines[1].split()[:5] == ["#11", "0.120", "ms", "matmul_tiled", "[12x1x1"]
-    assert len([ln for ln in lines if ln.startswith("  #")]) == 10 and "#0 " not in "\n".join(lines)
+    assert len([ln for ln in lines[:12] if ln.startswith("  #")]) == 10 and "#0 " not in "\n".join(lines)
     # odd indices (2, 4, ..., 12 hundredths) are the matmuls: 0.42 of 0.78 ms
     assert lines[11] == "  per kernel: matmul_tiled 6x 0.420 ms (54%); layer_norm 6x 0.360 ms (46%)"
-    assert lines[12] == "mobilenetv2: profile skipped: no module"
+    assert lines[12] == "bert-base: top GPU steps of our builder path in float16 (3 runs, 0.39 ms in all, 12 steps)"
+    assert lines[23] == "  per kernel: matmul_tiled 6x 0.210 ms (54%); layer_norm 6x 0.180 ms (46%)"
+    assert lines[24] == "mobilenetv2: profile of our builder path skipped: no module"

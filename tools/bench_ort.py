@@ -13,8 +13,8 @@ Per model x runtime: latency (input upload + run + read back; median/min/max of 
 output left on the device, then one read back: inferences/s and ms per inference),
 build/session time, graphs built and dispatches per run (MLGraphBuilder.prototype.build and
 MLContext.prototype.dispatch are counted in the page; GPU steps for the polyfill's WebGPU graphs),
-and the largest |output - onnxruntime CPU|. ``--profile`` also profiles our builder path
-(``/polyfill/profiling.js``): the JSON keeps every step (ms, kernel, workgroups), the printout
+and the largest |output - onnxruntime CPU|. ``--profile`` also profiles our builder paths (float32, and
+float16 where builder-fp16 runs; ``/polyfill/profiling.js``): the JSON keeps every step (ms, kernel, workgroups), the printout
 shows the 10 slowest and the GPU time per kernel.
 
 Models: by default the three ``make setup`` writes: ``efficientnet-lite0`` (trained weights,
@@ -238,32 +238,39 @@ def format_tables(run: dict[str, Any]) -> str:
     return "\n".join(lines).lstrip("\n")
 
 
+#: what the profile printout calls each profiled runtime
+PROFILED = {"builder": "our builder path", "builder-fp16": "our builder path in float16"}
+
+
 def format_profiles(run: dict[str, Any], top: int = 10) -> str:
-    """Per profiled model: its ``top`` slowest GPU steps of our builder path and the GPU time per
-    kernel (steps, ms, share of the total), slowest first; or why there is no profile."""
+    """Per profiled model and builder runtime (float32, float16): its ``top`` slowest GPU steps and
+    the GPU time per kernel (steps, ms, share of the total), slowest first; or why there is no
+    profile."""
     lines = []
     for model in run["models"]:
-        profile = model.get("profile")
-        if not profile:
-            continue
-        if "skipped" in profile:
-            lines.append(f"{model['model']}: profile skipped: {profile['skipped']}")
-            continue
-        total = profile["totalMs"]
-        lines.append(f"{model['model']}: top GPU steps of our builder path ({profile['runs']} runs, "
-                     f"{total:.2f} ms in all, {len(profile['steps'])} steps)")
-        for step in sorted(profile["steps"], key=lambda s: -s["ms"])[:top]:
-            ops = ", ".join(o.get("label") or o.get("type", "?") for o in step.get("operators", []))
-            groups = "x".join(str(g) for g in step.get("workgroups", [])) or "?"
-            lines.append(f"  #{step['index']:<4} {step['ms']:8.3f} ms  {step['kernel']} [{groups} groups]  "
-                         f"{step['name']}  [{ops}]")
-        kernels: dict[str, list[float]] = {}
-        for step in profile["steps"]:
-            kernels.setdefault(step["kernel"], []).append(step["ms"])
-        lines.append("  per kernel: " + "; ".join(
-            f"{k} {len(v)}x {sum(v):.3f} ms ({100 * sum(v) / total if total else 0:.0f}%)"
-            for k, v in sorted(kernels.items(), key=lambda kv: -sum(kv[1]))))
+        for runtime, profile in (model.get("profiles") or {}).items():
+            lines += _profile_lines(model["model"], PROFILED.get(runtime, runtime), profile, top)
     return "\n".join(lines)
+
+
+def _profile_lines(model: str, path: str, profile: dict[str, Any], top: int) -> list[str]:
+    if "skipped" in profile:
+        return [f"{model}: profile of {path} skipped: {profile['skipped']}"]
+    total = profile["totalMs"]
+    lines = [f"{model}: top GPU steps of {path} ({profile['runs']} runs, "
+             f"{total:.2f} ms in all, {len(profile['steps'])} steps)"]
+    for step in sorted(profile["steps"], key=lambda s: -s["ms"])[:top]:
+        ops = ", ".join(o.get("label") or o.get("type", "?") for o in step.get("operators", []))
+        groups = "x".join(str(g) for g in step.get("workgroups", [])) or "?"
+        lines.append(f"  #{step['index']:<4} {step['ms']:8.3f} ms  {step['kernel']} [{groups} groups]  "
+                     f"{step['name']}  [{ops}]")
+    kernels: dict[str, list[float]] = {}
+    for step in profile["steps"]:
+        kernels.setdefault(step["kernel"], []).append(step["ms"])
+    lines.append("  per kernel: " + "; ".join(
+        f"{k} {len(v)}x {sum(v):.3f} ms ({100 * sum(v) / total if total else 0:.0f}%)"
+        for k, v in sorted(kernels.items(), key=lambda kv: -sum(kv[1]))))
+    return lines
 
 
 def update_table(run: dict[str, Any], doc: Path = DOC) -> None:
@@ -318,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="timed runs per runtime (default 3; SwiftShader-sized)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs per runtime first (default 1)")
     parser.add_argument("--batch", type=int, default=4, help="back-to-back runs for the throughput (default 4)")
-    parser.add_argument("--profile", action="store_true", help="profile our builder path: its 10 slowest GPU steps and the time per kernel (every step in the JSON)")
+    parser.add_argument("--profile", action="store_true", help="profile our builder paths (builder, builder-fp16 where they run): the 10 slowest GPU steps and the time per kernel (every step in the JSON)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--doc", nargs="?", const="", metavar="JSON",
                         help=f"only rewrite {DOC.relative_to(ROOT)}'s table from JSON (default: --out's file)")

@@ -5,7 +5,8 @@
  * weights `python -m tools.bench_models --model bert-base` or `make bench` writes on request),
  * runtimes (default builder,builder-fp16,webnn-ep,jsep,webgpu,cpu,wasm; see runtimes.js), runs (timed runs, 3),
  * warmup (1), batch (back-to-back runs for the throughput figure, 4), profile (1: every GPU step
- * of our builder path with its mean ms, through /polyfill/profiling.js when that module exists), submitSteps (a
+ * of our builder paths, float32 and float16 where those runtimes run, with its mean ms, through
+ * /polyfill/profiling.js when that module exists), submitSteps (a
  * measuring knob: every context the page or ORT creates gets this submitSteps slot, a number or
  * 'doubling', see /polyfill/compile/plan.js; polyfill only), kernelOverrides (JSON, merged into
  * the kernelOverrides slot of every such context, e.g. {"attention":false}; polyfill only),
@@ -20,7 +21,7 @@
  * dispatchIntervalMs, inDispatchMs (WebNN runtimes)},
  * calls: {builds, dispatchesPerRun, gpuSteps (GPU graphs of the polyfill: GPU dispatches per run,
  * the steps of the graphs built; none for CPU-context graphs)}, output: base64 float32} | {error}},
- * profile}]}; adapter (null when only cpu/wasm ran without one) includes its features and, where
+ * profiles: {builder?, builder-fp16?: {runs, totalMs, steps} | {skipped}}}]}; adapter (null when only cpu/wasm ran without one) includes its features and, where
  * the adapter has them, its subgroup-matrix configurations,
  * or `window.lastError` = {name, message}. A runtime that fails records {error} and the others go on.
  */
@@ -58,21 +59,25 @@ async function adapterInfo() {
   throw new Error('no WebGPU adapter');
 }
 
-/** Every GPU step of our builder path, in execution order (readProfile of /polyfill/profiling.js), or {skipped}. */
-async function profileBuilder(manifest, weights, input) {
+/**
+ * Every GPU step of our builder path (`runtime` 'builder' or 'builder-fp16'), in execution order
+ * (readProfile of /polyfill/profiling.js), or {skipped}.
+ */
+async function profileBuilder(manifest, weights, input, runtime) {
   let readProfile;
   try {
     ({readProfile} = await import('/polyfill/profiling.js'));
   } catch (error) {
     return {skipped: `no /polyfill/profiling.js (${error?.message ?? error})`};
   }
-  const runtime = await setUpBuilder(manifest, weights, {deviceType: 'gpu', polyfill: {profiling: true}});
+  const profiled = await setUpBuilder(manifest, weights, {deviceType: 'gpu', polyfill: {profiling: true}}, runtime,
+    runtime === 'builder-fp16' ? 'float16' : 'float32');
   try {
-    for (let i = 0; i < PROFILE_RUNS; i++) await runtime.run(input);
-    const profile = await readProfile(runtime.graph);
+    for (let i = 0; i < PROFILE_RUNS; i++) await profiled.run(input);
+    const profile = await readProfile(profiled.graph);
     return {runs: profile.runs, totalMs: profile.totalMs, steps: profile.steps};
   } finally {
-    runtime.release();
+    profiled.release();
   }
 }
 
@@ -182,13 +187,13 @@ async function benchModel(name, runtimes, config, counts, where) {
     res.output = toBase64(new Uint8Array(output.buffer, output.byteOffset, output.byteLength));
   }
   for (const r of live) await r.release();
-  let profile = null;
-  if (config.profile && runtimes.includes('builder')) {
-    await progress(`${where}: ${name}, profiling builder…`);
-    profile = await profileBuilder(manifest, weights, input);
+  const profiles = {};
+  for (const runtime of config.profile ? ['builder', 'builder-fp16'].filter((r) => runtimes.includes(r)) : []) {
+    await progress(`${where}: ${name}, profiling ${runtime}…`);
+    profiles[runtime] = await profileBuilder(manifest, weights, input, runtime);
   }
   return {model: name, inputShape: Object.values(manifest.inputs)[0].shape, outputShape: manifest.output?.shape,
-    operators: manifest.operators.length, runtimes: results, profile};
+    operators: manifest.operators.length, runtimes: results, profiles};
 }
 
 async function main() {
