@@ -221,7 +221,8 @@ SPLIT3 = {"matmul": "tiled", "splitK": 3}
 def test_split_norm_adds_the_partial_sums(webnn_page, server_url):
     """A split product (+ bias, + residual) read only by layerNormalization is the split step and
     the normalization's step, which lists the product's operators too (split steps + 1, not + 2);
-    where the sum is also read by a relu, or is a graph output, the reduce step stays. Unsplit
+    where the sum is also read by a relu the normalization also stores it, and where it is a graph
+    output the reduce step stays. Unsplit
     (SwiftShader's own plan) the pattern changes nothing: the product step, then the norm. (The
     values of these and larger cases: tests/test_split_norm.py.)"""
     cases = _split_norm_cases()
@@ -235,7 +236,8 @@ def test_split_norm_adds_the_partial_sums(webnn_page, server_url):
                                                   ["matmul", "add", "add", "layerNormalization"]], got
     assert got["ort-reshape-gemm-reshape-add-layernorm"] == [["gemm", "reshape", "add"],
                                                              ["gemm", "reshape", "add", "layerNormalization"]], got
-    assert got["unfused/sum-read-twice"] == [["gemm", "add"], ["gemm", "add"], ["layerNormalization"], ["relu"]], got
+    # the sum also read by a relu: the normalization stores it as it adds the partials (`keep`)
+    assert got["unfused/sum-read-twice"] == [["gemm", "add"], ["gemm", "add", "layerNormalization"], ["relu"]], got
     assert got["unfused/sum-is-output"] == [["gemm", "add"], ["gemm", "add"], ["layerNormalization"]], got
 
 

@@ -234,3 +234,35 @@ def test_split_norm_edge_values(webnn_page, server_url, rows, data_type):
         c = next(c for c in cases if c["name"] == r["name"])
         assert len(got) == 2 + (c["dataType"] == "float16") and "layerNormalization" in got[1], (c["name"], got)
     assert_all_pass(results)
+
+
+def _kept_sum_cases(data_type):
+    """A pre-norm residual stream (an LLM decoder's): the split product's sum with the residual is
+    normalized and also read by the next residual add (and, in the second case, by a second
+    normalization); the normalization stores the sum as it adds the partials (split_norm `keep`)."""
+    from tests.conformance.cases.fusion import _op, chain_case
+
+    rng = np.random.default_rng([7, 43])
+    atol = 1 / 1024 if data_type == "float32" else 1 / 256
+    a = {"a": dyadic(rng, (6, 40)), "b": dyadic(rng, (40, 24), 16), "r": dyadic(rng, (6, 24)),
+         "r2": dyadic(rng, (6, 24)), "s24": rng.uniform(0.5, 2, 24)}
+    head = [_op("matmul", ["a", "b"], "m"), _op("add", ["m", "r"], "s"),
+            _op("layerNormalization", ["s"], "y", axes=[1], scale="s24")]
+    cases = {"next-residual": head + [_op("add", ["s", "r2"], "y2")],
+             "two-norms": head + [_op("add", ["s", "r2"], "y2"), _op("layerNormalization", ["s"], "y3", axes=[1])]}
+    outputs = {"next-residual": ["y", "y2"], "two-norms": ["y", "y2", "y3"]}
+    return [chain_case(f"split-norm/kept-{name}", data_type, a, ["a", "r", "r2"], ops, outputs[name], "ATOL", atol)
+            for name, ops in cases.items()]
+
+
+@pytest.mark.parametrize("rows, data_type", [("invocation", "float32"), ("workgroup", "float16")])
+def test_split_norm_keeps_a_sum_read_elsewhere(webnn_page, server_url, rows, data_type):
+    """_kept_sum_cases with the product split in 3: no reduce step; the normalization stores the
+    sum its other readers read (values against float64 NumPy)."""
+    cases = _kept_sum_cases(data_type)
+    results = run_cases(webnn_page, server_url, cases, {**SPLIT3, "rows": rows}, steps=True)
+    assert_all_pass(results)
+    for c, r in zip(cases, results):
+        got = [st for st in r["steps"] if st]
+        assert not any(st == ["matmul", "add"] for st in got[1:]), (c["name"], got)  # no reduce step of its own
+        assert "layerNormalization" in got[1] and "matmul" in got[1], (c["name"], got)

@@ -86,8 +86,9 @@ export class Lowering {
    * `value` is never read unwritten.
    * @param {object} value the product's (never written) result
    * @param {{node: object, dataType: string, batchRank: number, hasC: boolean, values: object[],
-   *   splits: number, uniforms: object, operators: object[], reduce: function}} read what
-   *   addSplitRead needs, the product step's operators, and `reduce()` emitting the reduce step
+   *   splits: number, uniforms: object, operators: object[], reduce: function, keep: boolean}} read
+   *   what addSplitRead needs, the product step's operators, `reduce()` emitting the reduce step,
+   *   and whether the normalization stores `value` too (other steps read it)
    */
   deferSplitRead(value, read) {
     this.splitReads.set(value, read);
@@ -96,6 +97,16 @@ export class Lowering {
   /** The deferred read of `value` (see deferSplitRead), or null. */
   splitRead(value) {
     return this.splitReads.get(value) ?? null;
+  }
+
+  /**
+   * The deferred read of `value`, which the calling step takes over: it also stores `value`
+   * (binds it as an output), so no reduce step is emitted for it later.
+   */
+  takeSplitRead(value) {
+    const read = this.splitRead(value);
+    this.splitReads.delete(value);
+    return read;
   }
 
   /**

@@ -353,7 +353,7 @@ function splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values
   const rowMajor = uniforms.y_base === 0 && uniforms.y_sm === N && uniforms.y_sn === 1 && uniforms.y_bs === M * N;
   if (p.node?.attrs.splitNorm && rowMajor) {
     L.deferSplitRead(y, {node: p.node, dataType, batchRank: variant.batchRank, hasC, splits: splitK,
-      values: hasC ? [partial, c] : [partial], uniforms, operators, reduce});
+      values: hasC ? [partial, c] : [partial], uniforms, operators, reduce, keep: Boolean(p.node.attrs.splitNormKeep)});
   } else {
     reduce();
   }

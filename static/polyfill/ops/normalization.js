@@ -134,18 +134,22 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const short = useShortRows(L.ctx, split.rows, split.n);
   const size = short ? 1 : rowWorkgroupSize(split.n, split.rows);
   const x = L.value(input);
-  const read = L.splitRead(x);
+  // `keep`: other steps read the product's result too; this step stores it (XOUT) as it adds it up
+  const keep = Boolean(L.splitRead(x)?.keep);
+  const read = keep ? L.takeSplitRead(x) : L.splitRead(x);
   const staged = Boolean(read) && !short && split.n <= STAGED_ROW;
-  const shader = new Shader(`${node.op}${short ? '_short' : ''}${read ? '_split' : ''}`);
+  const shader = new Shader(`${node.op}${short ? '_short' : ''}${read ? '_split' : ''}${keep ? '_keep' : ''}`);
   if (read) addSplitRead(shader, read);
   else shader.read('X', T);
   if (hasScale) shader.read('SCALE', T);
   if (hasBias) shader.read('BIAS', T);
   shader.write('Y', T).uniform('rows').uniform('n').uniform('eps', 'f32');
+  if (keep) shader.write('XOUT', T);
   let uniforms = {rows: split.rows, n: split.n, eps: epsilon,
     ...declareRowIndexers(shader, split, 0, 'r', 'e'), ...declareRowIndexers(shader, split, 1, 'pr', 'pe')};
   shader.fn(storeHelpers(dt));
-  const values = [...(read ? read.values : [x]), ...node.inputs.slice(1).map((v) => L.value(v)), L.result(node)];
+  const values = [...(read ? read.values : [x]), ...node.inputs.slice(1).map((v) => L.value(v)), L.result(node),
+    ...(keep ? [x] : [])];
   if (read) {
     // the product's fused stages, after this step's own bindings; the step is the product's too
     const ep = addEpilogue(shader, L, read.node);
@@ -157,7 +161,9 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const operators = read ? [...read.operators, ...L.operators] : undefined;
   const load = (o) => (read ? `split_x(${o})` : `X[${o}]`);
   // staged: each invocation reads back only the elements j it wrote (no barrier needed)
-  const first = staged ? 'let x = split_x(base + e_offset(j)); xrow[j] = x; s += x;' : `s += ${load('base + e_offset(j)')};`;
+  const store = keep ? ` XOUT[base + e_offset(j)] = ${storeExpr(dt, 'x')};` : '';
+  const first = staged ? `let x = split_x(base + e_offset(j)); xrow[j] = x; s += x;${store}`
+    : keep ? `let x = split_x(base + e_offset(j)); s += x;${store}` : `s += ${load('base + e_offset(j)')};`;
   const again = (o) => (staged ? 'xrow[j]' : load(o));
   const row = short ? 'gi' : 'wg';
   const loop = (body) => `for (var j = ${short ? '0u' : 'li'}; j < u_n(); j += ${size}u) { ${body} }`;
