@@ -97,8 +97,10 @@ def test_block_offsets_fold_into_one_step(webnn_page, server_url):
         assert r["steps"][1:] == ([["matmul"]] * members if members > 1 else []), (c["name"], r["steps"])
 
 
-@pytest.mark.parametrize("kernel", ["blocked", "tiled", "gemv", "qgemv", "qgemv-split", "qgemv-split-shift"])
+@pytest.mark.parametrize("kernel", ["blocked", "tiled", "gemv", "qgemv-split", "qgemv-split-shift"])
 def test_block_offsets_on_every_matrix_kernel(webnn_page, server_url, kernel):
+    """The folded cases forced onto each kernel (the serial matrix-vector kernel, SwiftShader's
+    own for one row, runs in test_block_offsets_fold_into_one_step)."""
     overrides = {"matmul": kernel}
     if kernel.startswith("qgemv-split"):  # the kernel of hardware adapters, 4-bit read in place or shifted out
         overrides = {"matmul": "qgemv", "qgemvSerial": False, "qgemvConfig": {"unpack": "shift"} if kernel.endswith("shift") else None}

@@ -109,12 +109,16 @@ const bias = b.constant(f32([6]), new Float32Array(6).fill(1));
 const ln = b.layerNormalization(b.add(b.matmul(x, w), bias), {axes: [1]});
 nodes = run([ln], fusionPass, storeViewPass, attentionPass, siblingsPass, splitNormPass);
 const split = {ops: ops(nodes), norm: nodes[0].attrs.splitNorm === nodes[1], stages: ops(nodes[0].attrs.epilogue.map((st) => st.node))};
-// read twice: no split-norm mark
+// read twice: marked to keep the sum (the normalization stores it for the relu)
 const twice = b.add(b.matmul(x, w), bias);
 nodes = run([b.layerNormalization(twice, {axes: [1]}), b.relu(twice)], fusionPass, splitNormPass);
+const kept2 = nodes.filter((n) => n.attrs.splitNorm).map((n) => n.attrs.splitNormKeep);
+// a graph output: no mark
+const out = b.add(b.matmul(x, w), bias);
+nodes = run([b.layerNormalization(out, {axes: [1]}), out], fusionPass, splitNormPass);
 const unsplit = nodes.filter((n) => n.attrs.splitNorm).length;
 context.destroy();
-return {fusion, kept, views, split, unsplit};
+return {fusion, kept, views, split, kept2, unsplit};
 """
 
 
@@ -130,4 +134,4 @@ def test_fusion_store_view_and_split_norm_passes_rewrite_nodes(webnn_page, serve
     assert v == {"ops": ["matmul"], "transpose": "transpose", "stores": True, "origins": ["matmul", "transpose"]}, v
     s = got["split"]
     assert s == {"ops": ["matmul", "layerNormalization"], "norm": True, "stages": ["add"]}, s
-    assert got["unsplit"] == 0, got
+    assert got["kept2"] == [True] and got["unsplit"] == 0, got

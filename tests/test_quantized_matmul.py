@@ -275,8 +275,7 @@ _GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1v1": {"groups": 1, "col
                  "qgemv-split-g2c8u1": {"groups": 2, "columns": 8, "unroll": 1},
                  "qgemv-split-g2c4u2v2": {"groups": 2, "columns": 4, "unroll": 2, "vec": 2},
                  "qgemv-split-g4c2u1v4": {"groups": 4, "columns": 2, "unroll": 1, "vec": 4},
-                 "qgemv-split-shift": {"unpack": "shift"},
-                 "qgemv-split-g1c1u1v1-mask": {"groups": 1, "columns": 1, "unroll": 1, "vec": 1, "unpack": "mask"}}
+                 "qgemv-split-shift": {"unpack": "shift"}}
 
 
 @pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv", "qgemv-split",
