@@ -101,7 +101,7 @@ navigator.ml.createContext = async function (...args) {
 """
 
 
-@pytest.mark.parametrize("bits,plan", [(8, "own"), (4, "own"), (4, "hardware"), (4, "offsets-hardware")])
+@pytest.mark.parametrize("bits,plan", [(8, "own"), (4, "own"), (4, "hardware"), (4, "offsets")])
 def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn_page, server_url, bits, plan):
     """plan: the polyfill's own for SwiftShader or a hardware adapter's; `offsets`: the layers'
     products with block offsets and the default zero point (as the GGUF converter writes Q4_1)."""
