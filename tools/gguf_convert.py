@@ -104,7 +104,7 @@ def q4_1_linear(data: np.ndarray) -> QuantLinear:
     """GGUF Q4_1 rows uint8 [N, K/32 * 20] (per block d, m float16 and 32 4-bit codes: element j
     in the low nibble of byte j, element j + 16 in its high nibble) -> the same values as 4-bit
     MatMulNBits blocks d * (q - 8) with block offsets m + 8d (in float32: exact unless d's and m's
-    exponents lie more than 13 apart; none do in SmolLM2's GGUF). A block of d = 0 (all values m)
+    exponents lie more than 13 apart). A block of d = 0 (all values m)
     becomes scale 1, codes 8, offset m: the same values, and a scale the polyfill's fold of the
     offsets can divide by (compile/block_offsets.js)."""
     n = data.shape[0]

@@ -21,7 +21,7 @@
 import {createOperand, slots} from '../operand.js';
 import {constantBytes} from '../tensor.js';
 import {elementCount} from '../dtypes.js';
-import {unpackOnCpu} from '../gpu/packing.js';
+import {constantComputeBytes} from './boundary.js';
 import {constantBehind} from './quantized_matmul.js';
 import {producers, readCounts, replaceNodes, sharedRoot, withoutDeadNodes} from './rewrite.js';
 
@@ -42,20 +42,15 @@ function dataRoot(operand, made) {
   }
 }
 
-/** A float constant's elements as f32 values (float16 widened). */
-function floatValues(operand) {
+/**
+ * A constant's elements in the compute layout (one 32-bit word each): f32 for float types
+ * (float16 widened), i32 / u32 for the integer ones.
+ */
+function computeValues(operand) {
   const s = slots(operand);
-  const bytes = constantBytes(s);
-  const count = elementCount(s.shape);
-  if (s.dataType === 'float32') return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + count * 4));
-  return new Float32Array(unpackOnCpu(bytes, 'float16', count).buffer);
-}
-
-/** A packed integer constant's elements as numbers. */
-function intValues(operand) {
-  const s = slots(operand);
-  const words = unpackOnCpu(constantBytes(s), s.dataType, elementCount(s.shape));
-  return s.dataType.startsWith('u') ? Array.from(words) : Array.from(words, (w) => w | 0);
+  const bytes = constantComputeBytes(constantBytes(s), s);
+  const View = s.dataType.startsWith('float') ? Float32Array : s.dataType.startsWith('u') ? Uint32Array : Int32Array;
+  return new View(bytes.buffer, bytes.byteOffset, elementCount(s.shape));
 }
 
 /**
@@ -103,9 +98,9 @@ function floatZeroPoints(q, offsets, g) {
   const [K, N] = q.attrs.view.shape;
   if (k.origin || n.origin || k.step !== 1 || n.step !== 1 || n.block !== 1 || g % k.block) return null;
   const [, , scaleOperand, zeroOperand] = q.inputs;
-  const scale = floatValues(scaleOperand);
-  const zero = intValues(zeroOperand);
-  const o = floatValues(offsets.operand);
+  const scale = computeValues(scaleOperand);
+  const zero = computeValues(zeroOperand);
+  const o = computeValues(offsets.operand);
   const z = new Float32Array(scale.length);
   const set = new Uint8Array(scale.length);
   for (let kb = 0; kb * k.block < K; kb++) {
@@ -136,7 +131,7 @@ export function planBlockOffsets(nodes, outputs) {
   const replaced = new Map();
   for (const add of nodes) {
     const m = match(add, made, reads);
-    if (!m || replaced.has(m.q)) continue;
+    if (!m) continue;
     const z = floatZeroPoints(m.q, m.offsets, m.g);
     if (!z) continue;
     const zeroOperand = m.q.inputs[3];

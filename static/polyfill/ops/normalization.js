@@ -134,9 +134,11 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const short = useShortRows(L.ctx, split.rows, split.n);
   const size = short ? 1 : rowWorkgroupSize(split.n, split.rows);
   const x = L.value(input);
-  // `keep`: other steps read the product's result too; this step stores it (XOUT) as it adds it up
-  const keep = Boolean(L.splitRead(x)?.keep);
-  const read = keep ? L.takeSplitRead(x) : L.splitRead(x);
+  const read = L.splitRead(x);
+  // `keep`: other steps read the product's result too; this step stores it (XOUT) as it adds it
+  // up, so it takes the deferred read over (no reduce step is emitted for x later)
+  const keep = Boolean(read?.keep);
+  if (keep) L.takeSplitRead(x);
   const staged = Boolean(read) && !short && split.n <= STAGED_ROW;
   const shader = new Shader(`${node.op}${short ? '_short' : ''}${read ? '_split' : ''}${keep ? '_keep' : ''}`);
   if (read) addSplitRead(shader, read);

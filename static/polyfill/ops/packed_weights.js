@@ -78,6 +78,11 @@ export function unpackWord(quant, w, z) {
     `vec4<f32>(${z})`, 'vec4<f32>'));
 }
 
+/** Whether `quant`'s Z binding holds float zero points (module comment). */
+function floatZeros(quant) {
+  return Boolean(quant.zeroFloat && quant.hasZp);
+}
+
 /** WGSL vec4<f32>: the weight of lane i of a half word read in place (unpackNibblesInPlace): 16^i. */
 export const NIBBLE_WEIGHTS = 'vec4<f32>(1.0, 16.0, 256.0, 4096.0)';
 /** WGSL vec4<f32>: 1 / NIBBLE_WEIGHTS, what A's elements are multiplied by to meet them. */
@@ -97,7 +102,7 @@ export function unpackNibblesInPlace(quant, w, z) {
   const magic = `vec4<u32>(${lanes.map((i) => `0x${(MAGIC | (o << (4 * i))).toString(16)}u`).join(', ')})`;
   const base = `vec4<f32>(${lanes.map((i) => `${2 ** 23 + o * 16 ** i}.0`).join(', ')})`;
   // integer zero points: 2^23 + (z + o) * 16^i in one subtraction; float ones after 2^23 + o * 16^i
-  const less = quant.zeroFloat && quant.hasZp
+  const less = floatZeros(quant)
     ? (x) => `((${x} - ${base}) - ${z} * ${NIBBLE_WEIGHTS})`
     : (x) => `(${x} - fma(vec4<f32>(${z} - 8388608.0), ${NIBBLE_WEIGHTS}, vec4<f32>(8388608.0)))`;
   return [w, `(${w} >> 16u)`].map((h) => less(`bitcast<vec4<f32>>((vec4<u32>(${h}) & ${masks}) ^ ${magic})`));
@@ -109,7 +114,7 @@ export function unpackNibblesInPlace(quant, w, z) {
  * (module comment) the 2^23 + o first.
  */
 export function lessZero(quant, magic, z, type = 'f32') {
-  if (!(quant.zeroFloat && quant.hasZp)) return `(${magic} - ${z})`;
+  if (!floatZeros(quant)) return `(${magic} - ${z})`;
   return `((${magic} - ${type}(${magicOffset(quant.bits, quant.signed)})) - ${z})`;
 }
 

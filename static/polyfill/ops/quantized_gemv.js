@@ -87,7 +87,7 @@ export function gemvWorkgroups(N, serial, config) {
  */
 export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, serial, config}, declareCommon, storeY, storeHelpers) {
   const T = wgslType(dataType);
-  const {bits, signed, hasZp} = quant;
+  const {bits, hasZp} = quant;
   // 4-bit elements read in place (packed_weights.js unpackNibblesInPlace), A scaled to meet them
   const inPlace = !serial && bits === 4 && config.unpack === 'mask';
   const name = serial ? 'matmul_qgemv_serial'
