@@ -23,23 +23,13 @@ import {constantBytes} from '../tensor.js';
 import {elementCount} from '../dtypes.js';
 import {constantComputeBytes} from './boundary.js';
 import {constantBehind} from './quantized_matmul.js';
-import {producers, readCounts, replaceNodes, sharedRoot, withoutDeadNodes} from './rewrite.js';
+import {dataRoot, producers, readCounts, replaceNodes, sharedRoot, withoutDeadNodes} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
 
 /** The node storing `operand` (CSE's shared copies seen through), or null for inputs/constants. */
 function producerOf(operand, made) {
   return made.get(sharedRoot(operand, made)) ?? null;
-}
-
-/** The data behind `operand` through reshapes / identities / shared copies, as slots. */
-function dataRoot(operand, made) {
-  let s = sharedRoot(operand, made);
-  for (;;) {
-    const node = made.get(s);
-    if (!node || (node.op !== 'reshape' && node.op !== 'identity')) return s;
-    s = sharedRoot(node.inputs[0], made);
-  }
 }
 
 /**

@@ -8,8 +8,9 @@
  * the rotary embedding written out becomes one rotaryEmbedding node (compile/rotary.js); element-wise
  * chains fuse into their producers (compile/fusion.js); a matmul stores into its transpose's
  * layout (compile/views.js); matmul -> softmax -> matmul becomes a fusedAttention node
- * (compile/attention.js); sibling products of one A become a mergedMatmul node
- * (compile/siblings.js); a normalization adds up the split product it reads
+ * (compile/attention.js); a product whose fused stages read another product of the same A
+ * (a SwiGLU MLP's gate and up) becomes one gatedMatmul node (compile/gated_pairs.js); sibling
+ * products of one A become a mergedMatmul node (compile/siblings.js); a normalization adds up the split product it reads
  * (compile/split_norm.js); two scatterNDs of the same indices become one scatterNDPair node
  * (compile/scatter_pairs.js) and two rotaries of the same cos and sin one rotaryEmbeddingPair node
  * (compile/rotary.js). Then the nodes are lowered, in order, into steps (compile/lowering.js;
@@ -34,6 +35,7 @@ import {fusionPass} from './fusion.js';
 import {storeViewPass} from './views.js';
 import {attentionPass} from './attention.js';
 import {siblingsPass} from './siblings.js';
+import {gatedPairsPass} from './gated_pairs.js';
 import {splitNormPass} from './split_norm.js';
 import {layerNormPass} from './layer_norm.js';
 import {csePass} from './cse.js';
@@ -65,6 +67,7 @@ export const PASSES = Object.freeze([
   fusionPass,      // element-wise chains -> their producer with attrs.epilogue
   storeViewPass,   // a matmul stores into its only consumer transpose's layout: attrs.transpose
   attentionPass,   // matmul -> softmax -> matmul -> one fusedAttention node
+  gatedPairsPass,  // a product whose fused stages read another's result of the same A -> one gatedMatmul node
   siblingsPass,    // products of one A with constant B's -> one mergedMatmul node
   splitNormPass,   // a normalization adds the split product's partial sums it reads: attrs.splitNorm
   scatterPairPass, // two scatterNDs of the same indices (a layer's K and V cache updates) -> one scatterNDPair node

@@ -49,6 +49,16 @@ export function sharedRoot(operand, made) {
   return sharedRoot(node.inputs[node.outputs.indexOf(operand)], made);
 }
 
+/** The data behind `operand` through reshapes / identities / shared copies, as slots. */
+export function dataRoot(operand, made) {
+  let s = sharedRoot(operand, made);
+  for (;;) {
+    const node = made.get(s);
+    if (!node || (node.op !== 'reshape' && node.op !== 'identity')) return s;
+    s = sharedRoot(node.inputs[0], made);
+  }
+}
+
 /**
  * Pairs of `candidates` (nodes of `nodes`, in node order): for each one not yet paired, the
  * first later unpaired candidate that `partner(first, second, position)` accepts (`position`:

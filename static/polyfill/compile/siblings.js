@@ -18,7 +18,7 @@ import {originsOf, replaceNodes, storedOutputs} from './rewrite.js';
 const FLOAT = new Set(['float32', 'float16']);
 
 /** The constant's bytes in the compute layout (4 bytes per float32/float16 element). */
-function constantData(operand) {
+export function constantData(operand) {
   const s = slots(operand);
   return constantComputeBytes(constantBytes(s), {dataType: s.dataType, shape: s.shape});
 }
@@ -60,7 +60,7 @@ function member(node) {
 }
 
 /** The tensor-layout bytes of a constant operand, as bytes. */
-function rawBytes(operand) {
+export function rawBytes(operand) {
   const b = constantBytes(slots(operand));
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
@@ -71,8 +71,9 @@ function rawBytes(operand) {
  * (B[k, n] = W[n, k], K <= R), its scales and zero points [N, S] constants blocked along the row
  * (float32 scales), no bias and no fused stages but reshapes (ORT's WebNN EP's MatMulNBits); quant:
  * what a group must share ({bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block}).
+ * `stages`: any fused stages allowed (compile/gated_pairs.js).
  */
-function quantMember(node) {
+export function quantMember(node, stages = false) {
   if (node.op !== 'quantizedMatmul' || node.attrs.kind !== 'matmul' || node.attrs.hasC) return null;
   const {bits, signed, zeroBits, zeroSigned, zeroFloat = false, view, scaleMap, weightShape} = node.attrs;
   const [, w, scale, zero] = node.inputs;
@@ -86,7 +87,7 @@ function quantMember(node) {
   if (elementCount(zero.shape) !== N * S || (N * R * bits) % 8) return null;
   if (!FLOAT.has(node.outputs[0].dataType) || slots(w).kind !== 'constant') return null;
   const tail = node.attrs.epilogue ?? [];
-  if (!tail.every((st) => st.reshape)) return null;
+  if (!stages && !tail.every((st) => st.reshape)) return null;
   return {node, quant: {bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block: k.block}, out: storedOutputs(node)[0],
     origins: originsOf(node)};
 }

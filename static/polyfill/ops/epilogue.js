@@ -14,7 +14,9 @@
  * per stage); a binary stage's other operand is an extra binding `E<k>`, read at `i` (same element
  * count), 0 (one element) or through a broadcast indexer whose shape and strides are uniforms, or,
  * when it is an earlier value of the chain itself (`chainOther`: GELU's x * f(x)), that value,
- * kept in a variable `c<j>` (c0 = the producer's value, c<k+1> = stage k's).
+ * kept in a variable `c<j>` (c0 = the producer's value, c<k+1> = stage k's), or, when it is the
+ * other product of a gated pair (`pairOther`, compile/gated_pairs.js), the private variable
+ * `pair_value`, which the kernel sets to that product's stored value before each store.
  * For float16 the unfused operators round every result to binary16 when they store it: the
  * epilogue rounds the producer's value and each stage's result the same way (the store rounds
  * once more, which changes nothing).
@@ -55,6 +57,7 @@ export function addEpilogue(shader, L, node, {uses = '', library = MATH} = {}) {
   const round = dataType === 'float16' ? (e) => `f16_round(${e})` : (e) => e;
   const fns = [];
   const calls = [];
+  if (stages.some((st) => st.pairOther)) shader.fn('var<private> pair_value: f32;');
   let exprs = uses;
   stages.forEach((stage, k) => {
     const expr = stage.expr.replace(/\bp_(\w+)\(\)/g, (_, name) => `u_e${k}_${name}()`);
@@ -67,7 +70,9 @@ export function addEpilogue(shader, L, node, {uses = '', library = MATH} = {}) {
     let bind = `  let ${x} = v;`;
     let param = '';
     let arg = '';
-    if (stage.chainOther !== undefined) {
+    if (stage.pairOther) {
+      bind += `\n  let ${y} = pair_value;`;
+    } else if (stage.chainOther !== undefined) {
       bind += `\n  let ${y} = o;`;
       param = ', o: f32';
       arg = `, c${stage.chainOther}`;

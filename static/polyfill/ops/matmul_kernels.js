@@ -140,10 +140,14 @@ function declareSplitValue(shader, dataType, batchRank, hasC, splits) {
   const cTerm = declareCommon(shader, batchRank, hasC);
   const adds = Array.from({length: splits}, (_, k) => `  s += P[${k ? `${k}u * stride + ` : ''}gi];`).join('\n');
   shader.fn(`
-fn split_value(gi: u32, m: u32, n: u32, yi: u32) -> f32 {
+fn split_sum(gi: u32) -> f32 {
   let stride = u_batches() * u_M() * u_N();
   var s = 0.0;
 ${adds}
+  return s;
+}
+fn split_value(gi: u32, m: u32, n: u32, yi: u32) -> f32 {
+  let s = split_sum(gi);
   return ${yValue('s', cTerm)};
 }`);
 }
@@ -151,13 +155,25 @@ ${adds}
 /**
  * The reduce step of a split product: one invocation per element of Y, adding the `splits`
  * partial sums of P ([split][batch][m][n], f32) in split order and storing through the epilogue.
+ * `pair` (a gated pair's product, compile/gated_pairs.js): P's columns 2j and 2j + 1 are the two
+ * products' column j; Y has N / 2 columns, each the epilogue of the first with `pair_value` the
+ * second's stored value.
  */
-function splitReduceShader(dataType, batchRank, hasC, splits) {
-  const shader = new Shader('matmul_split_reduce');
+function splitReduceShader(dataType, batchRank, hasC, splits, pair = false) {
+  const shader = new Shader(pair ? 'matmul_pair_reduce' : 'matmul_split_reduce');
   declareSplitValue(shader, dataType, batchRank, hasC, splits);
   shader.write('Y', wgslType(dataType));
   shader.fn(storeHelpers(dataType));
-  shader.main(`
+  shader.main(pair ? `
+  let no = u_N() / 2u;
+  let row = gi / no;
+  let j = gi % no;
+  let batch = row / u_M();
+  let m = row % u_M();
+  let yi = u_y_base() + batch * u_y_bs() + m * u_y_sm() + j * u_y_sn();
+  let pi = row * u_N() + 2u * j;
+  pair_value = ${storeExpr(dataType, 'u_alpha() * split_sum(pi + 1u)')};
+  Y[yi] = ${storeExpr(dataType, 'split_value(pi, m, 2u * j, yi)')};` : `
   let mn = u_M() * u_N();
   let batch = gi / mn;
   let m = (gi % mn) / u_N();
@@ -213,6 +229,11 @@ fn split_x(o: u32) -> f32 {
  * @param {object} [p.node] the node the product is for: its fused element-wise stages
  *   (attrs.epilogue) run in the epilogue; Y must then be the node's whole output (y offset 0); with
  *   attrs.splitNorm a split product's reduce is left to that normalization (compile/split_norm.js)
+ * @param {boolean} [p.pair] a gated pair (compile/gated_pairs.js): B's columns 2j and 2j + 1 are two
+ *   products' column j, Y (strides p.yStrides, p.yBatchStride) has N / 2 columns: the node's
+ *   epilogue of the first, its pair stage reading the second. The quantized matrix-vector kernel
+ *   stores pairs itself; other kernels store the raw product (split or not) for a reduce step
+ *   that pairs
  * @param {object[]} [p.origins] builder operators the steps add to the node's (the views read)
  * @param {object} [p.quant] B is packed quantized weights (ops/packed_weights.js): {bits, signed,
  *   zeroBits, zeroSigned, hasZp, scale: Value, zero: Value | null, scaleMap}; B's offset and
@@ -230,7 +251,7 @@ export function matmulStep(L, p) {
   const yBatchStride = p.yBatchStride ?? M * N;
   const quant = p.quant ?? null;
   // A skinny product Y = A x B with few columns is computed as Y^T = B^T x A^T (not with packed B).
-  if (N <= GEMV_ROWS && M > GEMV_ROWS && !quant) {
+  if (N <= GEMV_ROWS && M > GEMV_ROWS && !quant && !p.pair) {
     [M, N] = [N, M];
     [a, b] = [b, a];
     [aStrides, bStrides] = [[bStrides[1], bStrides[0]], [aStrides[1], aStrides[0]]];
@@ -282,10 +303,12 @@ export function matmulStep(L, p) {
       // CPU adapters: one invocation a column, no barrier (ops/packed_weights.js); the context
       // the tuning switch qgemvSerial (true / false) decides instead where set (tests)
       const serial = L.ctx.tuning.qgemvSerial ?? isSoftwareAdapter(L.ctx);
-      const config = serial ? null : chooseGemvConfig(L.ctx, N, K, quant.bits);
-      shader = quantizedGemvShader({...variant, ...layout, serial, config, vecA: variant.vecA && offsets.a % 4 === 0}, declareCommon, storeY, storeHelpers);
+      const pair = Boolean(p.pair);
+      const config = serial ? null : chooseGemvConfig(L.ctx, N, K, quant.bits, pair);
+      shader = quantizedGemvShader({...variant, ...layout, serial, config, pair, vecA: variant.vecA && offsets.a % 4 === 0},
+        declareCommon, storeY, storeHelpers);
       return storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms,
-        {groups: gemvWorkgroups(N, serial, config)});
+        {groups: gemvWorkgroups(serial && pair ? N / 2 : N, serial, config)});
     }
     if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, N, batches);
   }
@@ -312,9 +335,10 @@ export function matmulStep(L, p) {
       : (v) => tiledShader({...v, wide: tile === 128}, declareCommon, storeY);
     const depth = units ? MATRIX_DEPTH : 16;
     const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant));
-    if (splits > 1) return splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values: [a, bValues, c, y]});
+    if (splits > 1 || p.pair) return splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values: [a, bValues, c, y]});
     shader = make(variant);
   }
+  if (p.pair) return pairedStep(L, p, shader, [a, ...bValues], uniforms, {groups, threads});
   storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms, {groups, threads});
 }
 
@@ -346,8 +370,8 @@ function splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values
   L.step({shader, values: [a, ...bValues, partial], uniforms: {...uniforms, split_k: splitK, k_chunk: kChunk},
     groups: groups * splitK, label, operators});
   // emitted now or, deferred, while another node is lowered: the product's operators either way
-  const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC, splitK),
-    hasC ? [partial, c, y] : [partial, y], uniforms, {threads: batches * M * N}, operators);
+  const reduce = () => storeStep(L, p, splitReduceShader(dataType, variant.batchRank, hasC, splitK, p.pair),
+    hasC ? [partial, c, y] : [partial, y], uniforms, {threads: batches * M * N / (p.pair ? 2 : 1)}, operators);
   // a normalization reading only Y (compile/split_norm.js) adds the partial sums itself; Y must
   // then be row-major from 0, its element o the partial sums' element o of each split
   const rowMajor = uniforms.y_base === 0 && uniforms.y_sm === N && uniforms.y_sn === 1 && uniforms.y_bs === M * N;
@@ -357,4 +381,18 @@ function splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values
   } else {
     reduce();
   }
+}
+
+/**
+ * A gated pair's product on a kernel without a split variant (gemv, blocked): `shader` stores the
+ * raw product row-major into a scratch Value, then the pair's reduce step (one "split") stores Y.
+ */
+function pairedStep(L, p, shader, values, uniforms, size) {
+  const {M, N, batches} = uniforms;
+  const raw = L.temp(batches * M * N * 4, `${p.label}:pairs`);
+  const rawUniforms = {...uniforms, y_base: 0, y_sm: N, y_sn: 1, y_bs: M * N};
+  const operators = [...L.operators, ...(p.origins ?? [])];
+  storeStep(L, {...p, node: null}, shader, [...values, raw], rawUniforms, size, operators);
+  storeStep(L, p, splitReduceShader(p.dataType, p.batchShape?.length ?? 0, false, 1, true), [raw, p.y], uniforms,
+    {threads: batches * M * N / 2}, operators);
 }

@@ -12,6 +12,13 @@
  * deferred strided view of its columns (compile/views.js), which reshapes, transposes and the
  * attention step read in place, and any other reader materializes with one strided copy.
  *
+ * The internal operator `gatedMatmul` (compile/gated_pairs.js): two products of one A, one read
+ * by a stage of the other's epilogue (a SwiGLU MLP's gate and up), as one product whose B
+ * interleaves their columns; matmulStep's `pair` stores the epilogue of each column pair.
+ * Node: {op: 'gatedMatmul', inputs: [A], attrs: {dataType, K, N, epilogue, weights, quant},
+ * outputs: the first product's}: `weights` [K, 2N] in the compute layout, or `quant` as above
+ * with 2N rows.
+ *
  * The bias rides in the product as its C term (ops/matmul_kernels.js: A x B + C, then stored), so
  * a float16 product rounds once where matmul -> add rounds twice (within the operators' float16
  * tolerance).
@@ -91,7 +98,41 @@ function lowerMergedMatmul(node, L) {
   });
 }
 
+/**
+ * Lowers a gatedMatmul node: the paired product (ops/matmul_kernels.js matmulStep `pair`), A's
+ * rows all its rows but the last axis (a rank-2 A read through its view).
+ */
+function lowerGatedMatmul(node, L) {
+  const {dataType, K, N, weights, quant} = node.attrs;
+  const constant = (data, what) => {
+    const bytes = chunkPadded(data);
+    return L.newValue('constant', bytes.byteLength, `constant ${what} (gated pair)`, {data: bytes});
+  };
+  const b = quant ? constant(quant.weights, `[${2 * N},${quant.view.strides[1]}] packed`) : constant(weights, `[${K},${2 * N}]`);
+  const a = node.inputs[0];
+  const M = elementCount(node.outputs[0].shape) / N;
+  const va = a.shape.length === 2 ? L.view(a) : {value: L.value(a), offset: 0, strides: [K, 1], origins: []};
+  matmulStep(L, {
+    node,
+    pair: true,
+    label: node.label,
+    origins: va.origins,
+    dataType,
+    a: va.value,
+    b,
+    y: L.result(node),
+    M, N: 2 * N, K,
+    offsets: {a: va.offset},
+    aStrides: va.strides,
+    bStrides: quant ? quant.view.strides : [2 * N, 1],
+    yStrides: [N, 1],
+    yBatchStride: M * N,
+    quant: quant ? packedB(quant, constant) : undefined,
+  });
+}
+
 /** Internal operator table entries (see ops/internal.js). */
 export const internalOperators = {
   mergedMatmul: {lower: lowerMergedMatmul},
+  gatedMatmul: {lower: lowerGatedMatmul},
 };

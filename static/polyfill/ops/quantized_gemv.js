@@ -16,9 +16,14 @@
  *
  * Serial variant (CPU adapters, SwiftShader): one invocation a column reading its row in 16-byte
  * chunks, no workgroup memory or barrier (SwiftShader pays for barriers).
+ *
+ * Gated pairs (`pair`, compile/gated_pairs.js): columns 2j and 2j + 1 are two products' column j;
+ * the kernel stores output j, the first's value through the epilogue with `pair_value` the
+ * second's (the split variant's groups then hold an even number of columns, the serial variant's
+ * invocations compute both columns of an output).
  */
 import {Shader} from '../gpu/wgsl.js';
-import {wgslType} from '../gpu/types.js';
+import {storeExpr, wgslType} from '../gpu/types.js';
 import {NIBBLE_SCALES, declareScaleMap, lessZero, quantKey, unpackNibblesInPlace, unpackWord, wordMagic} from './packed_weights.js';
 
 /** Invocations a workgroup of the split variant. */
@@ -55,10 +60,10 @@ export function quantizedGemvLayout(quant, u) {
  * words of 4-bit, 4 of 8-bit elements), up to 4 loads a lane in flight, as many lanes a column as
  * keep two loads a lane (32 to 128: K split across up to half the workgroup), and 4 columns a
  * group, fewer while that gives under TARGET_GROUPS workgroups (docs/packed-weights.md: the
- * shapes measured).
+ * shapes measured); at least 2 for a gated pair (`pair`).
  * @returns {{groups: number, columns: number, unroll: number, vec: number, unpack: string}}
  */
-export function chooseGemvConfig(ctx, N, K, bits) {
+export function chooseGemvConfig(ctx, N, K, bits, pair = false) {
   const want = ctx.tuning.qgemvConfig ?? {};
   const unroll = want.unroll ?? 4;
   const vec = want.vec ?? LOAD_ELEMENTS * bits / 32;
@@ -70,6 +75,7 @@ export function chooseGemvConfig(ctx, N, K, bits) {
   if (!want.columns) {
     while (columns > 1 && Math.ceil(N / (groups * columns)) < TARGET_GROUPS) columns /= 2;
   }
+  if (pair && columns % 2) columns = columns === 1 ? 2 : columns + 1;
   return {groups, columns, unroll, vec, unpack: want.unpack ?? 'mask'};
 }
 
@@ -85,14 +91,16 @@ export function gemvWorkgroups(N, serial, config) {
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  * @param {function} storeHelpers the data type's store helpers
  */
-export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, serial, config}, declareCommon, storeY, storeHelpers) {
+export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, serial, config, pair = false}, declareCommon, storeY, storeHelpers) {
   const T = wgslType(dataType);
   const {bits, hasZp} = quant;
   // 4-bit elements read in place (packed_weights.js unpackNibblesInPlace), A scaled to meet them
   const inPlace = !serial && bits === 4 && config.unpack === 'mask';
   const name = serial ? 'matmul_qgemv_serial'
     : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}${inPlace ? 'm' : ''}`;
-  const shader = new Shader(`${name}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
+  // a pair's second value as its product would have stored it
+  const pairValue = (v) => `pair_value = ${storeExpr(dataType, `u_alpha() * ${v}`)};`;
+  const shader = new Shader(`${name}${pair ? 'p' : ''}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
     .read('B', serial ? 'vec4<u32>' : config.vec > 1 ? `vec${config.vec}<u32>` : 'u32').read('S', 'f32');
   if (hasZp) shader.read('Z', 'u32');
   if (hasC) shader.read('C', T);
@@ -113,12 +121,12 @@ fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u
   return ${parts.map((e, i) => `dot(${e}, a${i})`).join(' + ')};
 }`);
   const zero = (si) => `q_offset(${si})`;
-  if (serial) return serialBody(shader, {quant, scaleWords, zero});
-  return splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad: inPlace ? 'a4w' : 'a4'});
+  if (serial) return serialBody(shader, {quant, scaleWords, zero, pair, pairValue});
+  return splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad: inPlace ? 'a4w' : 'a4', pair, pairValue});
 }
 
 /** The split variant's entry point (module comment). */
-function splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad}) {
+function splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad, pair, pairValue}) {
   const {bits, signed} = quant;
   const {groups, columns: R, unroll: U, vec: V} = config;
   const lanes = THREADS / groups;
@@ -212,14 +220,17 @@ ${rs.map((r) => `      { let si = sk + sn${r}; s${r} += ${lessZero(quant, wordMa
 ${rs.map((r) => `  part[${r * THREADS}u + li] = s${r};`).join('\n')}
   workgroupBarrier();
 ${tree.join('\n')}
-  if (lane < ${R}u && n0 + lane < u_N()) {
+${pair ? `  if (lane < ${R / 2}u && n0 + 2u * lane < u_N()) {
+    ${pairValue(`part[(2u * lane + 1u) * ${THREADS}u + g * ${lanes}u]`)}
+    store_y(part[2u * lane * ${THREADS}u + g * ${lanes}u], 0u, n0 / 2u + lane, u_y_base());
+  }` : `  if (lane < ${R}u && n0 + lane < u_N()) {
     store_y(part[lane * ${THREADS}u + g * ${lanes}u], 0u, n0 + lane, u_y_base());
-  }`, {workgroupSize: THREADS, guard: false});
+  }`}`, {workgroupSize: THREADS, guard: false});
   return shader;
 }
 
 /** The serial variant's entry point: one invocation a column, 16-byte chunks in order. */
-function serialBody(shader, {quant, scaleWords, zero}) {
+function serialBody(shader, {quant, scaleWords, zero, pair, pairValue}) {
   const {bits, signed} = quant;
   const per = 32 / bits;
   const chunk = 4 * per;
@@ -233,9 +244,7 @@ function serialBody(shader, {quant, scaleWords, zero}) {
           let z = ${zero('si')};
           s += ${wordsOf(i)} * S[si];
         }`).join('\n');
-  shader.main(`
-  let n = wg * ${SERIAL_COLS}u + li;
-  if (n >= u_N()) { return; }
+  shader.fn(`fn column_sum(n: u32) -> f32 {
   var s = 0.0;
   let row = (u_b_base() + n * u_b_sn()) / ${chunk}u;
   let chunks = (u_K() + ${chunk - 1}u) / ${chunk}u;
@@ -253,6 +262,15 @@ ${full}
       }
     }
   }
-  store_y(s, 0u, n, u_y_base());`, {workgroupSize: SERIAL_COLS, guard: false});
+  return s;
+}`);
+  shader.main(pair ? `
+  let j = wg * ${SERIAL_COLS}u + li;
+  if (2u * j >= u_N()) { return; }
+  ${pairValue('column_sum(2u * j + 1u)')}
+  store_y(column_sum(2u * j), 0u, j, u_y_base());` : `
+  let n = wg * ${SERIAL_COLS}u + li;
+  if (n >= u_N()) { return; }
+  store_y(column_sum(n), 0u, n, u_y_base());`, {workgroupSize: SERIAL_COLS, guard: false});
   return shader;
 }
