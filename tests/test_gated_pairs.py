@@ -134,7 +134,7 @@ def test_gated_pairs_are_one_product(webnn_page, server_url):
             assert step.count("matmul") == 2 and sorted(set(step)) == sorted(set(ops)), (c["name"], r["steps"])
 
 
-@pytest.mark.parametrize("kernel", ["tiled", "gemv", "split", "qgemv-split", "qgemv-split-shift"])
+@pytest.mark.parametrize("kernel", ["tiled", "gemv", "split", "qgemv-split"])
 def test_gated_pairs_on_every_matrix_kernel(webnn_page, server_url, kernel):
     """The paired cases forced onto each kernel: tiled (raw product + pairing reduce), the same split
     along K in 3 ranges (partial products + a reduce that adds and pairs), gemv, and the split
@@ -142,11 +142,11 @@ def test_gated_pairs_on_every_matrix_kernel(webnn_page, server_url, kernel):
     overrides = {"matmul": kernel}
     if kernel == "split":
         overrides = {"matmul": "tiled", "splitK": 3}
-    if kernel.startswith("qgemv-split"):
-        overrides = {"matmul": "qgemv", "qgemvSerial": False, "qgemvConfig": {"unpack": "shift"} if kernel.endswith("shift") else None}
+    if kernel == "qgemv-split":
+        overrides = {"matmul": "qgemv", "qgemvSerial": False}
     results = run_cases(webnn_page, server_url, paired_cases(), overrides, steps=True)
     assert_all_pass(results)
-    if kernel.startswith("qgemv-split"):
+    if kernel == "qgemv-split":
         steps = {c["name"]: len(_products(r["steps"])) for c, r in zip(paired_cases(), results)}
         assert all(steps[name] == 1 for name in ONE_STEP), steps
 

@@ -16,6 +16,7 @@ one case with non-power-of-two scales and sign-structured data checks the matmul
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 
 import numpy as np
@@ -275,11 +276,14 @@ _GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1v1": {"groups": 1, "col
                  "qgemv-split-g2c8u1": {"groups": 2, "columns": 8, "unroll": 1},
                  "qgemv-split-g2c4u2v2": {"groups": 2, "columns": 4, "unroll": 2, "vec": 2},
                  "qgemv-split-g4c2u1v4": {"groups": 4, "columns": 2, "unroll": 1, "vec": 4},
-                 "qgemv-split-shift": {"unpack": "shift"}}
+                 "qgemv-split-shift": {"unpack": "shift"},
+                 "qgemv-split-subgroup": {"reduce": "subgroup"},
+                 "qgemv-split-g8c1u4v1-subgroup": {"groups": 8, "columns": 1, "unroll": 4, "vec": 1, "reduce": "subgroup"}}
 
 
 @pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv", "qgemv-split",
-                                    "qgemv-split-g1c1u1v1", "qgemv-split-g8c1u4v1", "qgemv-split-shift"])
+                                    "qgemv-split-g1c1u1v1", "qgemv-split-g8c1u4v1", "qgemv-split-shift",
+                                    "qgemv-split-subgroup"])
 def test_fused_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
     """The packed loader in each matrix kernel's B loads (qgemv where its layout fits and M = 1,
     the kernel the adapter picks otherwise; qgemv-split: its variant of hardware adapters, K
@@ -616,3 +620,28 @@ def test_decode_products_load_16_elements_a_lane(webnn_page, server_url):
     result = run_js(webnn_page, server_url, _DECODE_JS)
     assert "ok" in result, result
     assert result["ok"] == {"uint4": ["matmul_qgemv_g4c2u4v2m_qu4zu4"], "int8": ["matmul_qgemv_g4c2u4v4_qi8"]}, result["ok"]
+
+
+_SUBGROUP_JS = """
+const {configureContext} = await import('/polyfill/options.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
+const context = await navigator.ml.createContext();
+configureContext(context, {tuning: {matmul: 'qgemv', qgemvSerial: false, qgemvConfig: {reduce: 'subgroup'}}});
+const b = new MLGraphBuilder(context);
+const a = b.input('a', {dataType: 'float32', shape: [1, 256]});
+const q = b.constant({dataType: 'uint4', shape: [64, 8, 32]}, new Uint8Array(64 * 256 / 2).fill(0x5a));
+const s = b.constant({dataType: 'float32', shape: [64, 8, 1]}, new Float32Array(64 * 8).fill(0.5));
+const z = b.constant({dataType: 'uint4', shape: [64, 8, 1]}, new Uint8Array(64 * 8 / 2).fill(0x88));
+const graph = await b.build({y: b.matmul(a, b.transpose(b.reshape(b.dequantizeLinear(q, s, z), [64, 256])))});
+const out = describeGraph(graph).steps.map((st) => st.kernel);
+context.destroy();
+return out;
+"""
+
+
+def test_subgroup_reduction_is_taken_where_the_device_has_subgroups(webnn_page, server_url):
+    """`qgemvConfig.reduce: 'subgroup'` on SwiftShader (subgroups of a fixed 4): the split kernel's
+    lanes add their sums with subgroupAdd (its name's `s4`), which the value tests above run."""
+    result = run_js(webnn_page, server_url, _SUBGROUP_JS)
+    assert "ok" in result, result
+    assert len(result["ok"]) == 1 and re.fullmatch(r"matmul_qgemv_g\d+c\d+u\d+v\d+ms4_qu4zu4", result["ok"][0]), result["ok"]

@@ -86,10 +86,11 @@ export class ML {
     for (const name of WANTED_LIMITS) {
       if (adapter.limits[name] !== undefined) requiredLimits[name] = adapter.limits[name];
     }
-    const requiredFeatures = ['shader-f16', 'timestamp-query'].filter((f) => adapter.features.has(f));
+    // subgroups: the packed matrix-vector kernel's reduction (ops/quantized_gemv.js)
+    const requiredFeatures = ['shader-f16', 'timestamp-query', 'subgroups'].filter((f) => adapter.features.has(f));
     // the f16 matrix units (ops/matmul_matrix_units.js): subgroup matrices, which need subgroups
     const matrix = ['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix'];
-    if (matrix.every((f) => adapter.features.has(f))) requiredFeatures.push(...matrix.slice(1));
+    if (matrix.every((f) => adapter.features.has(f))) requiredFeatures.push(matrix[2]);
     let device;
     try {
       device = await adapter.requestDevice({requiredLimits, requiredFeatures, label: 'webnn'});

@@ -22,9 +22,9 @@ const positiveInt = (v) => Number.isInteger(v) && v >= 1;
 const nonNegative = (v) => typeof v === 'number' && v >= 0;
 const object = (v) => typeof v === 'object';
 const powerOfTwoUpTo = (max) => (v) => v === undefined || (Number.isInteger(v) && v >= 1 && v <= max && (v & (v - 1)) === 0);
-const gemvConfig = (v) => v !== null && typeof v === 'object' && Object.keys(v).every((k) => ['groups', 'columns', 'unroll', 'vec', 'unpack'].includes(k))
+const gemvConfig = (v) => v !== null && typeof v === 'object' && Object.keys(v).every((k) => ['groups', 'columns', 'unroll', 'vec', 'unpack', 'reduce'].includes(k))
   && powerOfTwoUpTo(8)(v.groups) && powerOfTwoUpTo(8)(v.columns) && powerOfTwoUpTo(4)(v.unroll) && powerOfTwoUpTo(4)(v.vec)
-  && [undefined, 'shift', 'mask'].includes(v.unpack);
+  && [undefined, 'shift', 'mask'].includes(v.unpack) && [undefined, 'tree', 'subgroup'].includes(v.reduce);
 
 /**
  * name -> {default, unit, readBy, what, valid(value)}. `readBy` names the module (and function)
@@ -48,9 +48,9 @@ export const SWITCHES = Object.freeze({
   matrixGrid: {default: undefined, unit: "'RxC': subgroups of a workgroup over its tile, each 1, 2 or 4",
     readBy: 'ops/matmul_matrix_units.js matrixUnits', valid: (v) => typeof v === 'string' && /^[124]x[124]$/.test(v),
     what: 'the matrix kernels\' subgroups over a tile (undefined: 2x2; a grid the device cannot hold: the tiled kernel)'},
-  qgemvConfig: {default: undefined, unit: "{groups, columns, unroll, vec, unpack}: powers of two, groups and columns 1..8, unroll and vec 1..4; unpack 'shift' | 'mask'",
+  qgemvConfig: {default: undefined, unit: "{groups, columns, unroll, vec, unpack, reduce}: powers of two, groups and columns 1..8, unroll and vec 1..4; unpack 'shift' | 'mask'; reduce 'tree' | 'subgroup'",
     readBy: 'ops/quantized_gemv.js chooseGemvConfig', valid: gemvConfig,
-    what: "the packed matrix-vector kernel's shape: column groups a workgroup of 256, columns a group, loads a lane in flight, words a load, how 4-bit elements are unpacked (a member left out: the kernel's choice)"},
+    what: "the packed matrix-vector kernel's shape: column groups a workgroup of 256, columns a group, loads a lane in flight, words a load, how 4-bit elements are unpacked, how a column's lanes add up their sums (a member left out: the kernel's choice)"},
   qgemvSerial: {default: undefined, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the packed-weight matrix-vector kernel)', valid: bool,
     what: 'one invocation a column with no barrier (undefined: on software adapters), instead of 32 invocations sharing a column'},
   packedWords: {default: true, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the tiled kernels of packed-weight products)', valid: bool,

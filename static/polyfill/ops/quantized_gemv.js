@@ -10,7 +10,8 @@
  * subgroup a column for one-word loads) and consecutive A elements (8 or 4 floats a word, read
  * once for all the columns). `unroll` loads a lane are issued before any is used, keeping that
  * many loads a column in flight. Where a load's words share one scale block, its scale and zero
- * point are looked up once. Partial sums are added in workgroup memory (a halving tree). Wider
+ * point are looked up once. Partial sums are added in workgroup memory (a halving tree), or
+ * (`reduce: 'subgroup'`) by subgroupAdd, one sum a subgroup then left in workgroup memory. Wider
  * loads spread a subgroup's A reads over more cache lines (16-byte chunks a lane: A read 128
  * bytes apart); docs/packed-weights.md has the measurements.
  *
@@ -60,8 +61,10 @@ export function quantizedGemvLayout(quant, u) {
  * words of 4-bit, 4 of 8-bit elements), up to 4 loads a lane in flight, as many lanes a column as
  * keep two loads a lane (32 to 128: K split across up to half the workgroup), and 4 columns a
  * group, fewer while that gives under TARGET_GROUPS workgroups (docs/packed-weights.md: the
- * shapes measured); at least 2 for a gated pair (`pair`).
- * @returns {{groups: number, columns: number, unroll: number, vec: number, unpack: string}}
+ * shapes measured); at least 2 for a gated pair (`pair`). `subgroup`: the subgroup size whose
+ * subgroupAdd adds a column's lanes (`reduce: 'subgroup'`, where the device has `subgroups` at one
+ * fixed size), else 0: a halving tree in workgroup memory.
+ * @returns {{groups: number, columns: number, unroll: number, vec: number, unpack: string, subgroup: number}}
  */
 export function chooseGemvConfig(ctx, N, K, bits, pair = false) {
   const want = ctx.tuning.qgemvConfig ?? {};
@@ -75,8 +78,14 @@ export function chooseGemvConfig(ctx, N, K, bits, pair = false) {
   if (!want.columns) {
     while (columns > 1 && Math.ceil(N / (groups * columns)) < TARGET_GROUPS) columns /= 2;
   }
-  if (pair && columns % 2) columns = columns === 1 ? 2 : columns + 1;
-  return {groups, columns, unroll, vec, unpack: want.unpack ?? 'mask'};
+  if (pair && columns === 1) columns = 2;
+  // lanes of a column group add up their sums in subgroups where asked and the subgroup size is
+  // fixed and divides the group (the kernel takes a subgroup to be consecutive invocations)
+  const info = ctx.adapterInfo;
+  const size = info?.subgroupMaxSize;
+  const subgroups = want.reduce === 'subgroup' && ctx.device?.features?.has('subgroups') && size
+    && info.subgroupMinSize === size && (THREADS / groups) % size === 0;
+  return {groups, columns, unroll, vec, unpack: want.unpack ?? 'mask', subgroup: subgroups ? size : 0};
 }
 
 /** Workgroups of the kernel for N columns. */
@@ -97,7 +106,7 @@ export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, se
   // 4-bit elements read in place (packed_weights.js unpackNibblesInPlace), A scaled to meet them
   const inPlace = !serial && bits === 4 && config.unpack === 'mask';
   const name = serial ? 'matmul_qgemv_serial'
-    : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}${inPlace ? 'm' : ''}`;
+    : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}${inPlace ? 'm' : ''}${config.subgroup ? `s${config.subgroup}` : ''}`;
   // a pair's second value as its product would have stored it
   const pairValue = (v) => `pair_value = ${storeExpr(dataType, `u_alpha() * ${v}`)};`;
   const shader = new Shader(`${name}${pair ? 'p' : ''}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
@@ -137,7 +146,11 @@ function splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad, pair,
   const rs = [...Array(R).keys()];
   const us = [...Array(U).keys()];
   const js = [...Array(V).keys()];
-  shader.shared('part', `array<f32, ${R * THREADS}>`);
+  const sg = config.subgroup;
+  // partial sums kept a column: one a lane (tree), one a subgroup
+  const kept = sg ? THREADS / sg : THREADS;
+  shader.shared('part', `array<f32, ${R * kept}>`);
+  if (sg) shader.enable('subgroups').diagnostic('off', 'subgroup_uniformity');
   // word `w` of a column whose row starts at load `row`
   shader.fn(V === 1 ? 'fn b_word(row: u32, w: u32) -> u32 { return B[row + w]; }'
     : `fn b_word(row: u32, w: u32) -> u32 { return B[row + w / ${V}u][w % ${V}u]; }`);
@@ -168,6 +181,19 @@ ${rs.map((r) => `    part[${r * THREADS}u + li] += part[${r * THREADS}u + li + $
   }
   workgroupBarrier();`);
   }
+  // column r's sum in group g: the tree's first element, or the group's subgroup sums added
+  shader.fn(sg ? `fn column_total(r: u32, g: u32) -> f32 {
+  var t = 0.0;
+  for (var i = 0u; i < ${lanes / sg}u; i++) { t += part[r * ${kept}u + g * ${lanes / sg}u + i]; }
+  return t;
+}` : `fn column_total(r: u32, g: u32) -> f32 { return part[r * ${THREADS}u + g * ${lanes}u]; }`);
+  const reduce = sg ? `${rs.map((r) => `  let t${r} = subgroupAdd(s${r});`).join('\n')}
+  if (li % ${sg}u == 0u) {
+${rs.map((r) => `    part[${r * kept}u + li / ${sg}u] = t${r};`).join('\n')}
+  }
+  workgroupBarrier();` : `${rs.map((r) => `  part[${r * THREADS}u + li] = s${r};`).join('\n')}
+  workgroupBarrier();
+${tree.join('\n')}`;
   shader.main(`
   let g = li / ${lanes}u;
   let lane = li % ${lanes}u;
@@ -217,14 +243,12 @@ ${rs.map((r) => add(r, 'sk', dot(`b_word(row${r}, w)`, 't'))).join('\n')}
 ${rs.map((r) => `      { let si = sk + sn${r}; s${r} += ${lessZero(quant, wordMagic(`b_word(row${r}, words)`, 'j', bits, signed), 'q_offset(si)')} * S[si] * a_at(k); }`).join('\n')}
     }
   }
-${rs.map((r) => `  part[${r * THREADS}u + li] = s${r};`).join('\n')}
-  workgroupBarrier();
-${tree.join('\n')}
+${reduce}
 ${pair ? `  if (lane < ${R / 2}u && n0 + 2u * lane < u_N()) {
-    ${pairValue(`part[(2u * lane + 1u) * ${THREADS}u + g * ${lanes}u]`)}
-    store_y(part[2u * lane * ${THREADS}u + g * ${lanes}u], 0u, n0 / 2u + lane, u_y_base());
+    ${pairValue('column_total(2u * lane + 1u, g)')}
+    store_y(column_total(2u * lane, g), 0u, n0 / 2u + lane, u_y_base());
   }` : `  if (lane < ${R}u && n0 + lane < u_N()) {
-    store_y(part[lane * ${THREADS}u + g * ${lanes}u], 0u, n0 + lane, u_y_base());
+    store_y(column_total(lane, g), 0u, n0 + lane, u_y_base());
   }`}`, {workgroupSize: THREADS, guard: false});
   return shader;
 }
