@@ -18,6 +18,9 @@
  *   L.deferSplitRead(value, r)  a split product's reduce step, not yet emitted, for `value`
  *   L.splitRead(value)          that read (the caller adds the partial sums instead of binding
  *                               `value`), or null
+ *   L.deferNormRead(value, r)   a one-row normalization's step, not yet emitted, for `value`
+ *   L.normRead(value)           that normalization (the caller normalizes its input itself
+ *                               instead of binding `value`), or null
  *   L.operators                 the builder operators the steps appended now are for
  * What the passes decided is on the node itself (compile/rewrite.js): its fused stages
  * (`attrs.epilogue`, applied by ops/epilogue.js), the transpose it stores for, the normalization
@@ -53,6 +56,8 @@ export class Lowering {
     this.deferred = new Map();
     /** @type {Map<object, object>} Value -> the deferred reduce of the split product it holds */
     this.splitReads = new Map();
+    /** @type {Map<object, object>} Value -> the deferred normalization that computes it */
+    this.normReads = new Map();
     /** @type {Map<object, object>} constant operand slots -> its packed Value (packedConstant) */
     this.packed = new Map();
   }
@@ -97,6 +102,26 @@ export class Lowering {
   /** The deferred read of `value` (see deferSplitRead), or null. */
   splitRead(value) {
     return this.splitReads.get(value) ?? null;
+  }
+
+  /**
+   * Defers the step of a one-row normalization whose result `value` packed products read as A
+   * (compile/norm_prologue.js): a product whose kernel normalizes A in its loads gets `read`
+   * from normRead() and binds `read.x` instead; a step binding `value` gets the normalization's
+   * step emitted before it.
+   * @param {object} value the normalization's (not yet written) result
+   * @param {{x: object, scale: object|null, epsilon: number, formula: object, n: number,
+   *   operators: object[], emit: function}} read its input, scale, epsilon, compile/layer_norm.js
+   *   formula, the row's length, its builder operators (a step that normalizes adds them), and
+   *   `emit()` appending its step
+   */
+  deferNormRead(value, read) {
+    this.normReads.set(value, read);
+  }
+
+  /** The deferred normalization computing `value` (see deferNormRead), or null. */
+  normRead(value) {
+    return this.normReads.get(value) ?? null;
   }
 
   /**
@@ -227,9 +252,15 @@ export class Lowering {
   step({shader, values, uniforms = {}, threads, groups, label, origins = [], operators}) {
     for (const v of values) {
       const read = this.splitRead(v);
-      if (!read) continue;
-      this.splitReads.delete(v);
-      read.reduce();
+      if (read) {
+        this.splitReads.delete(v);
+        read.reduce();
+      }
+      const norm = this.normRead(v);
+      if (norm) {
+        this.normReads.delete(v);
+        norm.emit();
+      }
     }
     if (values.length !== shader.bindings.length) {
       throw new Error(`${shader.name}: ${values.length} values for ${shader.bindings.length} bindings`);

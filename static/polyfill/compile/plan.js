@@ -37,6 +37,7 @@ import {attentionPass} from './attention.js';
 import {siblingsPass} from './siblings.js';
 import {gatedPairsPass} from './gated_pairs.js';
 import {splitNormPass} from './split_norm.js';
+import {normProloguePass} from './norm_prologue.js';
 import {layerNormPass} from './layer_norm.js';
 import {csePass} from './cse.js';
 import {quantizedMatmulPass} from './quantized_matmul.js';
@@ -70,6 +71,7 @@ export const PASSES = Object.freeze([
   gatedPairsPass,  // a product whose fused stages read another's result of the same A -> one gatedMatmul node
   siblingsPass,    // products of one A with constant B's -> one mergedMatmul node
   splitNormPass,   // a normalization adds the split product's partial sums it reads: attrs.splitNorm
+  normProloguePass, // a one-row RMS norm read only as packed products' A: attrs.prologue (they normalize A themselves)
   scatterPairPass, // two scatterNDs of the same indices (a layer's K and V cache updates) -> one scatterNDPair node
   rotaryPairPass,  // two rotaryEmbedding nodes of the same cos and sin (a layer's q and k) -> one rotaryEmbeddingPair node
 ]);

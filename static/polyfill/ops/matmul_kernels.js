@@ -25,8 +25,9 @@ import {blockedShader, tiledShader} from './matmul_tiled.js';
 import {gemvColShader, gemvDotShader} from './matmul_gemv.js';
 import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
+import {addMathHelpers} from '../gpu/math.js';
 import {scaleMapUniforms, wordLoads} from './packed_weights.js';
-import {chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
+import {NORM_MAX_K, chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
 import {MATRIX_DEPTH, matrixFits, matrixShader, matrixUnitsFor} from './matmul_matrix_units.js';
 
 const GEMV_ROWS = 4;
@@ -305,10 +306,16 @@ export function matmulStep(L, p) {
       const serial = L.ctx.tuning.qgemvSerial ?? isSoftwareAdapter(L.ctx);
       const pair = Boolean(p.pair);
       const config = serial ? null : chooseGemvConfig(L.ctx, N, K, quant.bits, pair);
-      shader = quantizedGemvShader({...variant, ...layout, serial, config, pair, vecA: variant.vecA && offsets.a % 4 === 0},
-        declareCommon, storeY, storeHelpers);
-      return storeStep(L, p, shader, [a, ...bValues, ...(hasC ? [c] : []), y], uniforms,
-        {groups: gemvWorkgroups(serial && pair ? N / 2 : N, serial, config)});
+      // A the result of a deferred one-row normalization (compile/norm_prologue.js): normalized in the loads
+      let norm = L.normRead(a);
+      if (norm && (offsets.a !== 0 || aStrides[1] !== 1 || norm.n !== K || K > NORM_MAX_K)) norm = null;
+      shader = quantizedGemvShader({...variant, ...layout, serial, config, pair, vecA: variant.vecA && offsets.a % 4 === 0,
+        norm: norm && {formula: norm.formula, hasScale: Boolean(norm.scale), K}}, declareCommon, storeY, storeHelpers);
+      if (norm) uniforms.eps = norm.epsilon;
+      // the step is the normalization's too: its operators follow the product's
+      const q = norm ? {...p, origins: [...(p.origins ?? []), ...norm.operators]} : p;
+      return storeStep(L, q, shader, [norm ? norm.x : a, ...bValues, ...(hasC ? [c] : []), ...(norm?.scale ? [norm.scale] : []), y],
+        uniforms, {groups: gemvWorkgroups(serial && pair ? N / 2 : N, serial, config)}, undefined, Boolean(norm));
     }
     if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, N, batches);
   }
@@ -345,10 +352,13 @@ export function matmulStep(L, p) {
 /**
  * Appends the step of `shader`, the one that stores Y: the node's fused stages go into its
  * epilogue, whose bindings follow `values` and whose uniforms join `uniforms`. `operators`: the
- * step's own (a deferred reduce step's, see splitStep), else the node's and p.origins.
+ * step's own (a deferred reduce step's, see splitStep), else the node's and p.origins; `math`:
+ * the kernel's own code calls gpu/math.js helpers (added once the epilogue's are in).
  */
-function storeStep(L, p, shader, values, uniforms, size, operators) {
+function storeStep(L, p, shader, values, uniforms, size, operators, math = false) {
   const ep = addEpilogue(shader, L, p.node ?? null);
+  // the math library's helpers the kernel's own code uses beyond the epilogue's
+  if (math) addMathHelpers(shader);
   L.step({shader, values: [...values, ...ep.values], uniforms: {...uniforms, ...ep.uniforms}, ...size, label: p.label,
     origins: p.origins, operators});
 }

@@ -23,7 +23,7 @@ import {rankRange, tensorLimits} from './limits.js';
 import {addNode, operandOf} from '../builder_state.js';
 import {addSplitRead} from './matmul_kernels.js';
 import {addEpilogue} from './epilogue.js';
-import {BINARY, UNARY, exprFor} from './elementwise.js';
+import {formulaOf} from './norm_formula.js';
 
 /** Optional operands of options (scale, bias): their slots, or null. */
 function optional(builder, options, name, label) {
@@ -67,50 +67,6 @@ ${hasScale ? '  y = SCALE[c] * y;\n' : ''}${hasBias ? '  y = y + BIAS[c];\n' : '
 }
 
 /**
- * The WGSL of each stage of a row normalization (lowerRowNormalization's `mean`, `d`, `v`, `sd`
- * and `y`): the spec's layer / instance normalization by default (f32 throughout: (x - mean) /
- * sqrt(variance + epsilon), scale * y, y + bias, rounded once at the store), or, for a layer
- * normalization found written out as element-wise operators (compile/layer_norm.js `formula`),
- * each stage as that operator computes it: its ops/elementwise.js expression (div_f, pow_f,
- * sqrt_f, div_f(1.0, x)) and, for float16, its result rounded to binary16 as its own step would
- * store it; with `center` false (an RMS norm) the mean is 0 and d is x itself. The functions
- * `ln_<op>` it needs are added to `shader`.
- * @param {{square: 'pow' | 'mul', reciprocal: boolean, center: boolean} | undefined} formula
- * @returns {{mean, dev, square, sd, norm, scale, bias: function(string...): string}} WGSL
- *   expressions of the given WGSL operands
- */
-function formulaOf(shader, formula, dataType) {
-  if (!formula) {
-    return {
-      mean: (s) => `${s} / n`, dev: (x) => `(${x} - mean)`, square: (d) => `${d} * ${d}`,
-      sd: (v) => `sqrt_f(${v} / n + u_eps())`, norm: (d) => `${d} / sd`,
-      scale: (g) => `${g} * y`, bias: (b) => `y + ${b}`,
-    };
-  }
-  const round = dataType === 'float16' ? (e) => `f16_round(${e})` : (e) => e;
-  const binary = (op) => {
-    shader.fn(`fn ln_${op}(a: f32, b: f32) -> f32 { return ${round(exprFor(BINARY[op], dataType))}; }`);
-    return (a, b) => `ln_${op}(${a}, ${b})`;
-  };
-  const unary = (op) => {
-    shader.fn(`fn ln_${op}(x: f32) -> f32 { return ${round(exprFor(UNARY[op], dataType))}; }`);
-    return (x) => `ln_${op}(${x})`;
-  };
-  const [sub, add, mul, div, squareRoot] = [binary('sub'), binary('add'), binary('mul'), binary('div'), unary('sqrt')];
-  // reduceMean's final `acc / n`, rounded as its store rounds (ops/reduce.js)
-  const reduceMean = (s) => round(`${s} / n`);
-  const square = formula.square === 'pow' ? binary('pow') : null;
-  const reciprocal = formula.reciprocal ? unary('reciprocal') : null;
-  return {
-    mean: (s) => (formula.center ? reduceMean(s) : '0.0'), dev: (x) => (formula.center ? sub(x, 'mean') : x),
-    square: (d) => (square ? square(d, '2.0') : mul(d, d)),
-    sd: (v) => squareRoot(add(reduceMean(v), 'u_eps()')),
-    norm: (d) => (reciprocal ? mul(d, reciprocal('sd')) : div(d, 'sd')),
-    scale: (g) => mul('y', g), bias: (b) => add('y', b),
-  };
-}
-
-/**
  * Row elements a workgroup keeps in workgroup memory (8 KiB) when it normalises the rows of a
  * split product, so the partial sums are added once per element rather than in each of the
  * three passes; longer rows, and one invocation per row, add them again in each pass.
@@ -126,15 +82,30 @@ const STAGED_ROW = 2048;
  *   they do not vary)
  */
 function lowerRowNormalization(node, L, axes, paramStrides) {
-  const {epsilon, hasScale, hasBias} = node.attrs;
+  const {epsilon, hasScale} = node.attrs;
   const input = node.inputs[0];
-  const dt = node.outputs[0].dataType;
-  const T = wgslType(dt);
   const split = splitRows(input.shape, axes, [paramStrides]);
-  const short = useShortRows(L.ctx, split.rows, split.n);
-  const size = short ? 1 : rowWorkgroupSize(split.n, split.rows);
   const x = L.value(input);
   const read = L.splitRead(x);
+  const y = L.result(node);
+  // a one-row RMS norm its readers may compute in their loads (compile/norm_prologue.js): its
+  // step only when a reader binds its result
+  if (node.attrs.prologue && !read && split.rows === 1) {
+    const operators = L.operators;
+    L.deferNormRead(y, {x, scale: hasScale ? L.value(node.inputs[1]) : null, epsilon, formula: node.attrs.formula,
+      n: split.n, operators, emit: () => L.within(operators, () => rowStep(node, L, split, x, null, y))});
+    return;
+  }
+  rowStep(node, L, split, x, read, y);
+}
+
+/** lowerRowNormalization's step: of `x`, or of the split product `read` (L.splitRead), into `y`. */
+function rowStep(node, L, split, x, read, y) {
+  const {epsilon, hasScale, hasBias} = node.attrs;
+  const dt = node.outputs[0].dataType;
+  const T = wgslType(dt);
+  const short = useShortRows(L.ctx, split.rows, split.n);
+  const size = short ? 1 : rowWorkgroupSize(split.n, split.rows);
   // `keep`: other steps read the product's result too; this step stores it (XOUT) as it adds it
   // up, so it takes the deferred read over (no reduce step is emitted for x later)
   const keep = Boolean(read?.keep);
@@ -150,7 +121,7 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   let uniforms = {rows: split.rows, n: split.n, eps: epsilon,
     ...declareRowIndexers(shader, split, 0, 'r', 'e'), ...declareRowIndexers(shader, split, 1, 'pr', 'pe')};
   shader.fn(storeHelpers(dt));
-  const values = [...(read ? read.values : [x]), ...node.inputs.slice(1).map((v) => L.value(v)), L.result(node),
+  const values = [...(read ? read.values : [x]), ...node.inputs.slice(1).map((v) => L.value(v)), y,
     ...(keep ? [x] : [])];
   if (read) {
     // the product's fused stages, after this step's own bindings; the step is the product's too

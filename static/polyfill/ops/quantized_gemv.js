@@ -18,6 +18,12 @@
  * Serial variant (CPU adapters, SwiftShader): one invocation a column reading its row in 16-byte
  * chunks, no workgroup memory or barrier (SwiftShader pays for barriers).
  *
+ * Norm prologue (`norm`, compile/norm_prologue.js): A is the input of a one-row RMS normalization
+ * the kernel applies in its loads (each element divided by the row's root mean square, times the
+ * scale, as ops/norm_formula.js formulaOf computes it); every workgroup first adds up the row's
+ * squares itself (ops/rows.js addWorkgroupReduce) and keeps the normalized row (up to
+ * NORM_MAX_K elements) in workgroup memory, so the normalization has no step.
+ *
  * Gated pairs (`pair`, compile/gated_pairs.js): columns 2j and 2j + 1 are two products' column j;
  * the kernel stores output j, the first's value through the epilogue with `pair_value` the
  * second's (the split variant's groups then hold an even number of columns, the serial variant's
@@ -25,6 +31,8 @@
  */
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, wgslType} from '../gpu/types.js';
+import {formulaOf} from './norm_formula.js';
+import {addWorkgroupReduce} from './rows.js';
 import {NIBBLE_SCALES, declareScaleMap, lessZero, quantKey, unpackNibblesInPlace, unpackWord, wordMagic} from './packed_weights.js';
 
 /** Invocations a workgroup of the split variant. */
@@ -33,6 +41,8 @@ const THREADS = 256;
 const SERIAL_COLS = 64;
 /** Elements of one load of a lane in the split variant (docs/packed-weights.md). */
 const LOAD_ELEMENTS = 16;
+/** The longest row the norm prologue normalizes into workgroup memory (8 KiB). */
+export const NORM_MAX_K = 2048;
 /** Workgroups the split variant aims for before it gives a group fewer columns. */
 const TARGET_GROUPS = 256;
 
@@ -100,7 +110,7 @@ export function gemvWorkgroups(N, serial, config) {
  * @param {function} storeY (dataType, cTerm) -> WGSL of store_y
  * @param {function} storeHelpers the data type's store helpers
  */
-export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, serial, config, pair = false}, declareCommon, storeY, storeHelpers) {
+export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, serial, config, pair = false, norm = null}, declareCommon, storeY, storeHelpers) {
   const T = wgslType(dataType);
   const {bits, hasZp} = quant;
   // 4-bit elements read in place (packed_weights.js unpackNibblesInPlace), A scaled to meet them
@@ -109,19 +119,23 @@ export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, se
     : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}${inPlace ? 'm' : ''}${config.subgroup ? `s${config.subgroup}` : ''}`;
   // a pair's second value as its product would have stored it
   const pairValue = (v) => `pair_value = ${storeExpr(dataType, `u_alpha() * ${v}`)};`;
-  const shader = new Shader(`${name}${pair ? 'p' : ''}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
+  const shader = new Shader(`${name}${pair ? 'p' : ''}${norm ? 'n' : ''}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
     .read('B', serial ? 'vec4<u32>' : config.vec > 1 ? `vec${config.vec}<u32>` : 'u32').read('S', 'f32');
   if (hasZp) shader.read('Z', 'u32');
   if (hasC) shader.read('C', T);
+  if (norm?.hasScale) shader.read('G', 'f32');
   shader.write('Y', T);
   const cTerm = declareCommon(shader, 0, hasC);
+  if (norm) shader.uniform('eps', 'f32');
   declareScaleMap(shader, quant);
   shader.fn(storeHelpers(dataType)).fn(storeY(dataType, cTerm));
   // A's element k (scalar) and its 4 elements from k (k a multiple of 4 when vecA)
-  shader.fn(vecA ? `fn a_at(k: u32) -> f32 { let i = u_a_base() + k; return A[i / 4u][i % 4u]; }
-fn a4(k: u32) -> vec4<f32> { return A[(u_a_base() + k) / 4u]; }`
-    : `fn a_at(k: u32) -> f32 { return f32(A[u_a_base() + k * u_a_sk()]); }
-fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u), a_at(k + 3u)); }`);
+  const raw = norm ? 'a_raw' : 'a';
+  shader.fn(vecA ? `fn ${raw}_at(k: u32) -> f32 { let i = u_a_base() + k; return A[i / 4u][i % 4u]; }
+fn ${raw}4(k: u32) -> vec4<f32> { return A[(u_a_base() + k) / 4u]; }`
+    : `fn ${raw}_at(k: u32) -> f32 { return f32(A[u_a_base() + k * u_a_sk()]); }
+fn ${raw}4(k: u32) -> vec4<f32> { return vec4<f32>(${raw}_at(k), ${raw}_at(k + 1u), ${raw}_at(k + 2u), ${raw}_at(k + 3u)); }`);
+  const prologue = norm ? normPrologue(shader, {...norm, vecA}, serial ? SERIAL_COLS : THREADS, norm.K) : '';
   if (inPlace) shader.fn(`fn a4w(k: u32) -> vec4<f32> { return a4(k) * ${NIBBLE_SCALES}; }`);
   const parts = inPlace ? unpackNibblesInPlace(quant, 'w', 'z') : unpackWord(quant, 'w', 'z');
   // a word's dot product with A's elements from k: `av` the vec4s of A it meets
@@ -130,12 +144,44 @@ fn a4(k: u32) -> vec4<f32> { return vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u
   return ${parts.map((e, i) => `dot(${e}, a${i})`).join(' + ')};
 }`);
   const zero = (si) => `q_offset(${si})`;
-  if (serial) return serialBody(shader, {quant, scaleWords, zero, pair, pairValue});
-  return splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad: inPlace ? 'a4w' : 'a4', pair, pairValue});
+  if (serial) return serialBody(shader, {quant, scaleWords, zero, pair, pairValue, prologue});
+  return splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad: inPlace ? 'a4w' : 'a4', pair, pairValue, prologue});
+}
+
+/**
+ * The norm prologue (module comment): the returned WGSL, the first statement of the entry point
+ * (all `size` invocations), adds up the row's squares, then stores the normalized row, scale
+ * applied, in workgroup memory (NORM_MAX_K elements at most), which a_at / a4 read; each element
+ * is normalized once a workgroup.
+ */
+function normPrologue(shader, {formula, hasScale, vecA}, size, K) {
+  const f = formulaOf(shader, formula, 'float32');
+  const vecs = Math.ceil(K / 4);
+  addWorkgroupReduce(shader, 'norm_sum', 'f32', 'a + b', size);
+  shader.shared('norm_a', `array<vec4<f32>, ${vecs}>`);
+  shader.fn(`fn a_at(k: u32) -> f32 { return norm_a[k / 4u][k % 4u]; }
+fn a4(k: u32) -> vec4<f32> { return ${vecA ? 'norm_a[k / 4u]' : 'vec4<f32>(a_at(k), a_at(k + 1u), a_at(k + 2u), a_at(k + 3u))'}; }
+fn norm_prologue(li: u32) {
+  var v = 0.0;
+  for (var k = li; k < u_K(); k += ${size}u) { let d = a_raw_at(k); v += ${f.square('d')}; }
+  let total = norm_sum(v, li);
+  let n = f32(u_K());
+  let sd = ${f.sd('total')};
+  for (var k = li; k < ${4 * vecs}u; k += ${size}u) {
+    var y = 0.0;
+    if (k < u_K()) {
+      let x = a_raw_at(k);
+      y = ${f.norm('x')};
+${hasScale ? `      y = ${f.scale('G[k]')};\n` : ''}    }
+    norm_a[k / 4u][k % 4u] = y;
+  }
+  workgroupBarrier();
+}`);
+  return '  norm_prologue(li);';
 }
 
 /** The split variant's entry point (module comment). */
-function splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad, pair, pairValue}) {
+function splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad, pair, pairValue, prologue}) {
   const {bits, signed} = quant;
   const {groups, columns: R, unroll: U, vec: V} = config;
   const lanes = THREADS / groups;
@@ -194,7 +240,7 @@ ${rs.map((r) => `    part[${r * kept}u + li / ${sg}u] = t${r};`).join('\n')}
   workgroupBarrier();` : `${rs.map((r) => `  part[${r * THREADS}u + li] = s${r};`).join('\n')}
   workgroupBarrier();
 ${tree.join('\n')}`;
-  shader.main(`
+  shader.main(`${prologue}
   let g = li / ${lanes}u;
   let lane = li % ${lanes}u;
   let n0 = (wg * ${groups}u + g) * ${R}u;
@@ -254,7 +300,7 @@ ${pair ? `  if (lane < ${R / 2}u && n0 + 2u * lane < u_N()) {
 }
 
 /** The serial variant's entry point: one invocation a column, 16-byte chunks in order. */
-function serialBody(shader, {quant, scaleWords, zero, pair, pairValue}) {
+function serialBody(shader, {quant, scaleWords, zero, pair, pairValue, prologue}) {
   const {bits, signed} = quant;
   const per = 32 / bits;
   const chunk = 4 * per;
@@ -288,11 +334,11 @@ ${full}
   }
   return s;
 }`);
-  shader.main(pair ? `
+  shader.main(pair ? `${prologue}
   let j = wg * ${SERIAL_COLS}u + li;
   if (2u * j >= u_N()) { return; }
   ${pairValue('column_sum(2u * j + 1u)')}
-  store_y(column_sum(2u * j), 0u, j, u_y_base());` : `
+  store_y(column_sum(2u * j), 0u, j, u_y_base());` : `${prologue}
   let n = wg * ${SERIAL_COLS}u + li;
   if (n >= u_N()) { return; }
   store_y(column_sum(n), 0u, n, u_y_base());`, {workgroupSize: SERIAL_COLS, guard: false});

@@ -1,0 +1,113 @@
+"""Norm prologues (compile/norm_prologue.js): an RMS normalization of one row written out as ORT
+writes SimplifiedLayerNormalization (pow or mul, reduceMean, add, sqrt, div or reciprocal + mul,
+mul by the scale) whose result only packed products read as A (a decode step's norm before the
+q/k/v product and before the gate/up pair) has no step: the quantized matrix-vector kernel
+normalizes A in its workgroup memory. Values against float64 NumPy on SwiftShader's serial kernel
+and the split kernel of hardware adapters; where a reader cannot take the normalization over (a
+float product, a graph output, more than one row, a row over NORM_MAX_K) it keeps its step.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.conformance.encode import graph_case, tensor
+from tests.conformance.family_helpers import assert_all_pass, describe, run_cases
+from tests.test_gated_pairs import _packed
+from tests.test_quantized_matmul import _dyadic, _op
+
+pytestmark = pytest.mark.shared_page
+
+SEED = 20261209
+NORM_OPS = {"pow", "mul", "reduceMean", "add", "sqrt", "div", "reciprocal"}
+
+
+def norm_case(tag, rng, *, k=64, rows=1, square="pow", reciprocal=False, readers=("q",), extra=None):
+    """``y_i = reader_i(rmsnorm(x) * g)``: readers 'q' (a packed product), 'qkv' (three of them:
+    siblings), 'pair' (a SwiGLU gate/up pair), 'float' (a float product); ``extra``: 'output'
+    (the normalized row is a graph output too)."""
+    x = rng.uniform(-2, 2, (1, rows, k)).astype(np.float32)
+    g = rng.uniform(0.5, 1.5, (k,)).astype(np.float32)
+    consts = {"two": tensor(np.array(2, np.float32), "float32"), "eps": tensor(np.array(1e-5, np.float32), "float32"),
+              "g": tensor(g, "float32")}
+    ops = [_op("pow", ["x", "two"], "sq") if square == "pow" else _op("mul", ["x", "x"], "sq"),
+           _op("reduceMean", ["sq"], "ms", axes=[2], keepDimensions=True), _op("add", ["ms", "eps"], "mse"),
+           _op("sqrt", ["mse"], "rms")]
+    if reciprocal:
+        ops += [_op("reciprocal", ["rms"], "inv"), _op("mul", ["x", "inv"], "xn")]
+    else:
+        ops.append(_op("div", ["x", "rms"], "xn"))
+    ops.append(_op("mul", ["xn", "g"], "h"))
+    x64 = x.astype(np.float64)
+    h = x64 / np.sqrt((x64 ** 2).mean(-1, keepdims=True) + np.float64(np.float32(1e-5))) * g
+    expected, outputs = {}, []
+    for i, kind in enumerate(readers):
+        if kind == "float":
+            b = _dyadic(rng, (k, 12), 4)
+            consts[f"fb{i}"] = tensor(b, "float32")
+            ops.append(_op("matmul", ["h", f"fb{i}"], f"y{i}"))
+            y = h @ b.astype(np.float64)
+        elif kind == "pair":
+            parts = []
+            for t in ("g", "u"):
+                chain, c, b = _packed(rng, f"{t}{i}", 12, k, 32, "uint4", True)
+                ops += chain
+                consts.update(c)
+                parts.append(b)
+            ops += [_op("matmul", ["h", f"bg{i}"], f"gt{i}"), _op("matmul", ["h", f"bu{i}"], f"up{i}"),
+                    _op("sigmoid", [f"gt{i}"], f"sg{i}"), _op("mul", [f"sg{i}", f"gt{i}"], f"si{i}"),
+                    _op("mul", [f"si{i}", f"up{i}"], f"y{i}")]
+            gt, up = h @ parts[0], h @ parts[1]
+            y = gt / (1 + np.exp(-gt)) * up
+        else:
+            chain, c, b = _packed(rng, str(i), 10 + i, k, 32, "uint4", True)
+            ops += chain + [_op("matmul", ["h", f"b{i}"], f"y{i}")]
+            consts.update(c)
+            y = h @ b
+        expected[f"y{i}"] = tensor(y.astype(np.float32), "float32")
+        outputs.append(f"y{i}")
+    if extra == "output":
+        outputs.append("h")
+        expected["h"] = tensor(h.astype(np.float32), "float32")
+    graph = {"inputs": {"x": describe(x)}, "constants": consts, "operators": ops, "outputs": outputs}
+    return graph_case(f"norm-prologue/{tag}", "layerNormalization", "float32", graph, {"x": tensor(x, "float32")},
+                      expected, "ULP", 4 * k)
+
+
+def absorbed_cases():
+    rng = np.random.default_rng(SEED)
+    return [norm_case("one-product", rng),
+            norm_case("mul-square-reciprocal", rng, k=96, square="mul", reciprocal=True),
+            norm_case("qkv", rng, readers=("q", "q", "q")),    # siblings: one merged product
+            norm_case("gated-pair", rng, readers=("pair",)),
+            norm_case("k-not-multiple-of-4", rng, k=66)]
+
+
+def kept_cases():
+    rng = np.random.default_rng(SEED + 1)
+    return [norm_case("float-reader", rng, readers=("q", "float")),
+            norm_case("graph-output", rng, extra="output"),
+            norm_case("two-rows", rng, rows=2),
+            norm_case("row-over-max", rng, k=2080)]
+
+
+def _norm_steps(steps):
+    return [s for s in steps if "reduceMean" in s]
+
+
+@pytest.mark.parametrize("kernel", ["own", "qgemv-split"])
+def test_norm_prologue_values_and_steps(webnn_page, server_url, kernel):
+    """The absorbed norms leave no step of their own: each product step lists the normalization's
+    operators with its own; the kept ones keep one normalization step; values right either way."""
+    overrides = {"matmul": "qgemv", "qgemvSerial": False} if kernel == "qgemv-split" else None
+    cases = absorbed_cases() + kept_cases()
+    results = run_cases(webnn_page, server_url, cases, overrides, steps=True)
+    assert_all_pass(results)
+    absorbed = {c["name"] for c in absorbed_cases()}
+    for c, r in zip(cases, results):
+        norms = _norm_steps(r["steps"])
+        if c["name"] in absorbed:
+            assert all("matmul" in s for s in norms) and norms, (c["name"], r["steps"])
+            assert all(NORM_OPS & set(s) >= {"reduceMean", "sqrt"} for s in norms), (c["name"], r["steps"])
+        else:
+            assert [s for s in norms if "matmul" not in s], (c["name"], r["steps"])
