@@ -151,10 +151,12 @@ def test_gated_pairs_on_every_matrix_kernel(webnn_page, server_url, kernel):
         assert all(steps[name] == 1 for name in ONE_STEP), steps
 
 
-def test_near_misses_keep_both_products(webnn_page, server_url):
-    """U's result also a graph output, or U reading another A: two product steps, values right."""
-    cases = near_misses()
-    results = run_cases(webnn_page, server_url, cases, steps=True)
+@pytest.mark.parametrize("switch", [None, {"gatedPairs": False}])
+def test_near_misses_keep_both_products(webnn_page, server_url, switch):
+    """U's result also a graph output, or U reading another A: two product steps, values right; the
+    tuning switch gatedPairs false keeps every pair two products."""
+    cases = near_misses() + (paired_cases()[:2] if switch else [])
+    results = run_cases(webnn_page, server_url, cases, switch, steps=True)
     assert_all_pass(results)
     for c, r in zip(cases, results):
         assert len(_products(r["steps"])) == 2 and all(s.count("matmul") == 1 for s in _products(r["steps"])), (c["name"], r["steps"])

@@ -111,3 +111,12 @@ def test_norm_prologue_values_and_steps(webnn_page, server_url, kernel):
             assert all(NORM_OPS & set(s) >= {"reduceMean", "sqrt"} for s in norms), (c["name"], r["steps"])
         else:
             assert [s for s in norms if "matmul" not in s], (c["name"], r["steps"])
+
+
+def test_the_tuning_switch_keeps_the_step(webnn_page, server_url):
+    """normPrologue false: the absorbed cases keep their normalization step, values unchanged."""
+    cases = absorbed_cases()[:2]
+    results = run_cases(webnn_page, server_url, cases, {"normPrologue": False}, steps=True)
+    assert_all_pass(results)
+    for c, r in zip(cases, results):
+        assert [s for s in _norm_steps(r["steps"]) if "matmul" not in s], (c["name"], r["steps"])

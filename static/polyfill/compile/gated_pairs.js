@@ -138,7 +138,8 @@ export function planGatedPairs(nodes, outputs) {
   return replaced.size ? replaceNodes(nodes, replaced) : nodes;
 }
 
-/** The pass (compile/plan.js PASSES). */
-export function gatedPairsPass(g) {
+/** The pass (compile/plan.js PASSES); the tuning switch `gatedPairs` false turns it off. */
+export function gatedPairsPass(g, ctx) {
+  if (ctx?.tuning.gatedPairs === false) return g;
   return {...g, nodes: planGatedPairs(g.nodes, g.outputs)};
 }

@@ -57,7 +57,8 @@ export function planNormPrologues(nodes, outputs) {
   return marked ? out : nodes;
 }
 
-/** The pass (compile/plan.js PASSES). */
-export function normProloguePass(g) {
+/** The pass (compile/plan.js PASSES); the tuning switch `normPrologue` false turns it off. */
+export function normProloguePass(g, ctx) {
+  if (ctx?.tuning.normPrologue === false) return g;
   return {...g, nodes: planNormPrologues(g.nodes, g.outputs)};
 }
