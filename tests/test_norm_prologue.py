@@ -8,9 +8,12 @@ float product, a graph output, more than one row, a row over NORM_MAX_K) it keep
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+from tests.conformance import family_helpers
 from tests.conformance.encode import graph_case, tensor
 from tests.conformance.family_helpers import assert_all_pass, describe, run_cases
 from tests.test_gated_pairs import _packed
@@ -117,6 +120,24 @@ def test_the_tuning_switch_keeps_the_step(webnn_page, server_url):
     """normPrologue false: the absorbed cases keep their normalization step, values unchanged."""
     cases = absorbed_cases()[:2]
     results = run_cases(webnn_page, server_url, cases, {"normPrologue": False}, steps=True)
+    assert_all_pass(results)
+    for c, r in zip(cases, results):
+        assert [s for s in _norm_steps(r["steps"]) if "matmul" not in s], (c["name"], r["steps"])
+
+
+def test_a_device_of_the_default_limits_keeps_the_step_where_the_row_does_not_fit(webnn_page, server_url):
+    """A context on a GPUDevice made with WebGPU's default limits (16 KiB of workgroup memory): a
+    2048-element row beside 8 columns' partial sums does not fit, so the product binds the
+    normalized row and the norm keeps its step; values right."""
+    js = family_helpers._RUN_JS.replace(
+        "const context = await navigator.ml.createContext();",
+        "const adapter = await navigator.gpu.requestAdapter();"
+        " const context = await navigator.ml.createContext(await adapter.requestDevice());")
+    assert js != family_helpers._RUN_JS
+    rng = np.random.default_rng(SEED + 2)
+    cases = [norm_case("k2048", rng, k=2048), norm_case("k2048-pair", rng, k=2048, readers=("pair",))]
+    family_helpers.open_harness(webnn_page, server_url)
+    results = webnn_page.evaluate(js, [json.dumps(cases), {"qgemvSerial": False, "qgemvConfig": {"columns": 8}}, True, None])
     assert_all_pass(results)
     for c, r in zip(cases, results):
         assert [s for s in _norm_steps(r["steps"]) if "matmul" not in s], (c["name"], r["steps"])

@@ -11,12 +11,12 @@
  * The pattern: a layerNormalization found written out (compile/layer_norm.js `formula`) with no
  * mean subtraction (RMS) and no bias, float32, over the last axis of a single row; no fused
  * stages; not a graph output; every reader (through reshapes and identities) a packed product
- * reading it as A: quantizedMatmul (a plain matmul, A not transposed), or mergedMatmul /
+ * reading it as A, none a fused stage's operand: quantizedMatmul (a plain matmul, A not transposed), or mergedMatmul /
  * gatedMatmul of packed weights.
  */
 import {elementCount} from '../dtypes.js';
 import {slots} from '../operand.js';
-import {readersOf, rewritten} from './rewrite.js';
+import {readCounts, readersOf, rewritten} from './rewrite.js';
 
 /** Whether `reader` reads the norm's result as its packed product's A (input 0). */
 function packedA({node, at}) {
@@ -25,14 +25,17 @@ function packedA({node, at}) {
   return (node.op === 'mergedMatmul' || node.op === 'gatedMatmul') && Boolean(node.attrs.quant);
 }
 
-/** Whether every reader of `operand`, through reshapes and identities, reads it as packed A. */
-function onlyPackedA(operand, readers, outputs) {
+/**
+ * Whether every reader of `operand`, through reshapes and identities, reads it as packed A (`reads`:
+ * rewrite.js readCounts, which also counts fused stages' operands, none of which may read it).
+ */
+function onlyPackedA(operand, readers, reads, outputs) {
   const s = slots(operand);
   const list = readers.get(s) ?? [];
-  if (outputs.has(s) || !list.length) return false;
+  if (outputs.has(s) || !list.length || reads.get(s) !== list.length) return false;
   return list.every((r) => packedA(r)
     || ((r.node.op === 'reshape' || r.node.op === 'identity') && !r.node.attrs?.epilogue?.length
-      && onlyPackedA(r.node.outputs[0], readers, outputs)));
+      && onlyPackedA(r.node.outputs[0], readers, reads, outputs)));
 }
 
 /**
@@ -42,6 +45,7 @@ function onlyPackedA(operand, readers, outputs) {
  */
 export function planNormPrologues(nodes, outputs) {
   const readers = readersOf(nodes);
+  const reads = readCounts(nodes, outputs);
   const graphOutputs = new Set(outputs.map((o) => slots(o)));
   let marked = false;
   const out = nodes.map((node) => {
@@ -50,7 +54,7 @@ export function planNormPrologues(nodes, outputs) {
     const {axes} = node.attrs;
     if (node.outputs[0].dataType !== 'float32' || axes.length !== 1 || axes[0] !== shape.length - 1) return node;
     if (elementCount(shape) !== shape[shape.length - 1] || node.attrs.epilogue?.length) return node;
-    if (!onlyPackedA(node.outputs[0], readers, graphOutputs)) return node;
+    if (!onlyPackedA(node.outputs[0], readers, reads, graphOutputs)) return node;
     marked = true;
     return rewritten(node, {prologue: true});
   });

@@ -27,7 +27,7 @@ import {isSoftwareAdapter} from './adapter_kind.js';
 import {addEpilogue} from './epilogue.js';
 import {addMathHelpers} from '../gpu/math.js';
 import {scaleMapUniforms, wordLoads} from './packed_weights.js';
-import {NORM_MAX_K, chooseGemvConfig, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
+import {chooseGemvConfig, normFits, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
 import {MATRIX_DEPTH, matrixFits, matrixShader, matrixUnitsFor} from './matmul_matrix_units.js';
 
 const GEMV_ROWS = 4;
@@ -308,7 +308,8 @@ export function matmulStep(L, p) {
       const config = serial ? null : chooseGemvConfig(L.ctx, N, K, quant.bits, pair);
       // A the result of a deferred one-row normalization (compile/norm_prologue.js): normalized in the loads
       let norm = L.normRead(a);
-      if (norm && (offsets.a !== 0 || aStrides[1] !== 1 || norm.n !== K || K > NORM_MAX_K)) norm = null;
+      if (norm && (offsets.a !== 0 || aStrides[1] !== 1 || norm.n !== K
+        || !normFits(config, K, L.ctx.device.limits.maxComputeWorkgroupStorageSize))) norm = null;
       shader = quantizedGemvShader({...variant, ...layout, serial, config, pair, vecA: variant.vecA && offsets.a % 4 === 0,
         norm: norm && {formula: norm.formula, hasScale: Boolean(norm.scale), K}}, declareCommon, storeY, storeHelpers);
       if (norm) uniforms.eps = norm.epsilon;

@@ -42,7 +42,19 @@ const SERIAL_COLS = 64;
 /** Elements of one load of a lane in the split variant (docs/packed-weights.md). */
 const LOAD_ELEMENTS = 16;
 /** The longest row the norm prologue normalizes into workgroup memory (8 KiB). */
-export const NORM_MAX_K = 2048;
+const NORM_MAX_K = 2048;
+/**
+ * Whether the norm prologue fits: a row of at most NORM_MAX_K elements whose normalized copy and
+ * reduce arrays, beside the split variant's partial sums (`config`; null: the serial variant),
+ * stay within `limit` bytes of workgroup memory (the device's maxComputeWorkgroupStorageSize).
+ */
+export function normFits(config, K, limit) {
+  const size = config ? THREADS : SERIAL_COLS;
+  const own = config ? 4 * config.columns * (config.subgroup ? THREADS / config.subgroup : THREADS) : 0;
+  const reduce = 4 * (size + Math.round(Math.sqrt(size)));
+  return K <= NORM_MAX_K && own + reduce + 16 * Math.ceil(K / 4) <= limit;
+}
+
 /** Workgroups the split variant aims for before it gives a group fewer columns. */
 const TARGET_GROUPS = 256;
 
