@@ -1,6 +1,6 @@
 /**
  * Gated pairs: a pass of build(), after fusion, that makes two products of one A into one
- * internal `gatedMatmul` node (ops/gated_matmul.js) where one product's fused stages read the
+ * internal `gatedMatmul` node (lowered in ops/merged_matmul.js) where one product's fused stages read the
  * other's whole result:
  *   y = stages(P(A)),  one binary stage's other operand Q(A)
  * as a SwiGLU MLP writes it (mul(silu(gate), up): the gate product's epilogue sigmoid, mul, mul

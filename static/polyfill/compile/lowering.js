@@ -106,7 +106,7 @@ export class Lowering {
 
   /**
    * Defers the step of a one-row normalization whose result `value` packed products read as A
-   * (compile/norm_prologue.js): a product whose kernel normalizes A in its loads gets `read`
+   * (compile/norm_prologue.js): a product whose kernel normalizes A itself gets `read`
    * from normRead() and binds `read.x` instead; a step binding `value` gets the normalization's
    * step emitted before it.
    * @param {object} value the normalization's (not yet written) result

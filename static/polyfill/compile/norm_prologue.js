@@ -3,9 +3,10 @@
  * one row whose result only packed products read as A (a decoder layer's two norms in a decode
  * step: the q/k/v product, the gate/up pair) with `attrs.prologue`. Its lowering
  * (ops/normalization.js) then defers its step (compile/lowering.js deferNormRead): a product on
- * the quantized matrix-vector kernel normalizes A in its own loads (ops/quantized_gemv.js: each
- * workgroup adds up the row's squares, 896 elements for Qwen2.5-0.5B, before its loop), and the
- * step is emitted only where a reader binds the result (another kernel). A decode layer then
+ * the quantized matrix-vector kernel normalizes A itself (ops/quantized_gemv.js: each workgroup
+ * adds up the row's squares and keeps the normalized row in workgroup memory before its loop),
+ * and the step is emitted only where a reader binds the result (another kernel, a row that does
+ * not fit). A decode layer then
  * takes 7 steps instead of 9.
  *
  * The pattern: a layerNormalization found written out (compile/layer_norm.js `formula`) with no

@@ -10,9 +10,11 @@
  * layout (compile/views.js); matmul -> softmax -> matmul becomes a fusedAttention node
  * (compile/attention.js); a product whose fused stages read another product of the same A
  * (a SwiGLU MLP's gate and up) becomes one gatedMatmul node (compile/gated_pairs.js); sibling
- * products of one A become a mergedMatmul node (compile/siblings.js); a normalization adds up the split product it reads
- * (compile/split_norm.js); two scatterNDs of the same indices become one scatterNDPair node
- * (compile/scatter_pairs.js) and two rotaries of the same cos and sin one rotaryEmbeddingPair node
+ * products of one A become a mergedMatmul node (compile/siblings.js); a normalization adds up
+ * the split product it reads (compile/split_norm.js); a one-row RMS norm read only by packed
+ * products is normalized by their kernel (compile/norm_prologue.js); two scatterNDs of the same
+ * indices become one scatterNDPair node (compile/scatter_pairs.js) and two rotaries of the same
+ * cos and sin one rotaryEmbeddingPair node
  * (compile/rotary.js). Then the nodes are lowered, in order, into steps (compile/lowering.js;
  * spec operators through OPERATORS, pass-made nodes through INTERNAL_OPERATORS), pooled buffers
  * are assigned to temporaries by lifetime (a buffer is reused once the last step reading its

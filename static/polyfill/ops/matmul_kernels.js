@@ -306,7 +306,7 @@ export function matmulStep(L, p) {
       const serial = L.ctx.tuning.qgemvSerial ?? isSoftwareAdapter(L.ctx);
       const pair = Boolean(p.pair);
       const config = serial ? null : chooseGemvConfig(L.ctx, N, K, quant.bits, pair);
-      // A the result of a deferred one-row normalization (compile/norm_prologue.js): normalized in the loads
+      // A the result of a deferred one-row normalization (compile/norm_prologue.js): the kernel normalizes it
       let norm = L.normRead(a);
       if (norm && (offsets.a !== 0 || aStrides[1] !== 1 || norm.n !== K
         || !normFits(config, K, L.ctx.device.limits.maxComputeWorkgroupStorageSize))) norm = null;

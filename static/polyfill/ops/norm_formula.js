@@ -1,6 +1,6 @@
 /**
  * The stages of a row normalization as WGSL, shared by its own step (ops/normalization.js) and
- * the packed matrix-vector kernel that normalizes its A in its loads (ops/quantized_gemv.js).
+ * the packed matrix-vector kernel that normalizes its A itself (ops/quantized_gemv.js).
  */
 import {BINARY, UNARY, exprFor} from './elementwise.js';
 

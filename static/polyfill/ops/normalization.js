@@ -88,8 +88,8 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   const x = L.value(input);
   const read = L.splitRead(x);
   const y = L.result(node);
-  // a one-row RMS norm its readers may compute in their loads (compile/norm_prologue.js): its
-  // step only when a reader binds its result
+  // a one-row RMS norm its readers may compute themselves (compile/norm_prologue.js): its step
+  // only when a reader binds its result
   if (node.attrs.prologue && !read && split.rows === 1) {
     const operators = L.operators;
     L.deferNormRead(y, {x, scale: hasScale ? L.value(node.inputs[1]) : null, epsilon, formula: node.attrs.formula,

@@ -19,10 +19,10 @@
  * chunks, no workgroup memory or barrier (SwiftShader pays for barriers).
  *
  * Norm prologue (`norm`, compile/norm_prologue.js): A is the input of a one-row RMS normalization
- * the kernel applies in its loads (each element divided by the row's root mean square, times the
- * scale, as ops/norm_formula.js formulaOf computes it); every workgroup first adds up the row's
- * squares itself (ops/rows.js addWorkgroupReduce) and keeps the normalized row (up to
- * NORM_MAX_K elements) in workgroup memory, so the normalization has no step.
+ * the kernel applies itself: every workgroup first adds up the row's squares (ops/rows.js
+ * addWorkgroupReduce), then keeps the normalized row (each element divided by the row's root mean
+ * square, times the scale, as ops/norm_formula.js formulaOf computes it; up to NORM_MAX_K
+ * elements) in workgroup memory, which its loads of A read, so the normalization has no step.
  *
  * Gated pairs (`pair`, compile/gated_pairs.js): columns 2j and 2j + 1 are two products' column j;
  * the kernel stores output j, the first's value through the epilogue with `pair_value` the
