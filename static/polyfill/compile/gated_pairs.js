@@ -18,7 +18,7 @@
  * Q's shape (no broadcast); P neither a transposed store nor split into a normalization.
  */
 import {slots} from '../operand.js';
-import {constantData, quantMember, rawBytes} from './siblings.js';
+import {constantData, copyPacked, quantMember, rawBytes} from './siblings.js';
 import {dataRoot, originsOf, producers, readCounts, replaceNodes} from './rewrite.js';
 
 const FLOAT = new Set(['float32', 'float16']);
@@ -53,7 +53,7 @@ function match(node, made, reads) {
     const q = pairable(other, false);
     if (!q || q.width !== p.width || q.K !== p.K || !sameShape(other.outputs[0].shape, shape)) continue;
     if (!sameShape(stage.other.shape, shape) || !sameShape(stage.node.outputs[0].shape, shape)) continue;
-    if ((p.quant === null) !== (q.quant === null) || JSON.stringify(p.quant) !== JSON.stringify(q.quant)) continue;
+    if (JSON.stringify(p.quant) !== JSON.stringify(q.quant)) continue;  // both float, or one packed layout
     if (other.outputs[0].dataType !== node.outputs[0].dataType || !sameShape(other.inputs[0].shape, node.inputs[0].shape)) continue;
     if (dataRoot(other.inputs[0], made) !== dataRoot(node.inputs[0], made)) continue;
     return {other, at, p};
@@ -67,24 +67,9 @@ function match(node, made, reads) {
  */
 function interleaveRows(a, b, rows, rowLength, bits) {
   const out = new Uint8Array(Math.ceil((2 * rows * rowLength * bits) / 8));
-  const rowBits = rowLength * bits;
-  if (rowBits % 8 === 0) {
-    const n = rowBits / 8;
-    for (let j = 0; j < rows; j++) {
-      out.set(a.subarray(j * n, (j + 1) * n), 2 * j * n);
-      out.set(b.subarray(j * n, (j + 1) * n), (2 * j + 1) * n);
-    }
-    return out;
-  }
-  // 4-bit rows of an odd length: element by element, low nibble first
-  const nibble = (bytes, i) => (bytes[i >> 1] >> ((i & 1) * 4)) & 0xf;
   for (let j = 0; j < rows; j++) {
-    for (let i = 0; i < rowLength; i++) {
-      for (const [src, row] of [[a, 2 * j], [b, 2 * j + 1]]) {
-        const e = row * rowLength + i;
-        out[e >> 1] |= nibble(src, j * rowLength + i) << ((e & 1) * 4);
-      }
-    }
+    copyPacked(out, 2 * j * rowLength, a, j * rowLength, rowLength, bits);
+    copyPacked(out, (2 * j + 1) * rowLength, b, j * rowLength, rowLength, bits);
   }
   return out;
 }

@@ -92,21 +92,31 @@ export function quantMember(node, stages = false) {
     origins: originsOf(node)};
 }
 
+/**
+ * Copies `count` packed elements of `bits` bits (8, or 4: low nibble first) from element `from` of
+ * `src` to element `to` of `out` (zeroed where the copy lands): whole bytes where both ranges
+ * are, else element by element.
+ */
+export function copyPacked(out, to, src, from, count, bits) {
+  if (bits === 8 || (to % 2 === 0 && from % 2 === 0 && count % 2 === 0)) {
+    const per = 8 / bits;
+    out.set(src.subarray(from / per, (from + count) / per), to / per);
+    return;
+  }
+  for (let i = 0; i < count; i++) {
+    const e = to + i;
+    out[e >> 1] |= ((src[(from + i) >> 1] >> (((from + i) & 1) * 4)) & 0xf) << ((e & 1) * 4);
+  }
+}
+
 /** The packed elements of `parts` ({bytes, count}: count elements of `bits` bits) one after another. */
 function concatPacked(parts, bits) {
   const total = parts.reduce((acc, p) => acc + p.count, 0);
   const out = new Uint8Array(Math.ceil((total * bits) / 8));
-  if (bits === 8) {
-    let at = 0;
-    for (const p of parts) { out.set(p.bytes.subarray(0, p.count), at); at += p.count; }
-    return out;
-  }
-  let e = 0;
+  let at = 0;
   for (const p of parts) {
-    for (let i = 0; i < p.count; i++, e++) {
-      const v = (p.bytes[i >> 1] >> ((i & 1) * 4)) & 0xf;
-      out[e >> 1] |= v << ((e & 1) * 4);
-    }
+    copyPacked(out, at, p.bytes, 0, p.count, bits);
+    at += p.count;
   }
   return out;
 }

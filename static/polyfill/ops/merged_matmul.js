@@ -32,6 +32,12 @@ import {chunkPadded} from '../gpu/packing.js';
 import {matmulStep} from './matmul_kernels.js';
 import {stridedCopy} from './movement.js';
 
+/** A constant Value of `data` (padded to whole 16-byte chunks), labelled `what`. */
+function constantValue(L, data, what) {
+  const bytes = chunkPadded(data);
+  return L.newValue('constant', bytes.byteLength, `constant ${what}`, {data: bytes});
+}
+
 /** matmulStep's packed B of merged packed siblings (compile/siblings.js attrs.quant). */
 function packedB(quant, constant) {
   const {bits, signed, zeroBits, zeroSigned, zeroFloat, hasZp, scaleMap, scales, zeros} = quant;
@@ -48,10 +54,7 @@ function lowerMergedMatmul(node, L) {
   const {dataType, K, widths, weights, bias, members, quant} = node.attrs;
   const first = members[0].node;
   const N = widths.reduce((a, b) => a + b, 0);
-  const constant = (data, what) => {
-    const bytes = chunkPadded(data);
-    return L.newValue('constant', bytes.byteLength, `constant ${what} (${members.length} merged)`, {data: bytes});
-  };
+  const constant = (data, what) => constantValue(L, data, `${what} (${members.length} merged)`);
   const b = quant ? constant(quant.weights, `[${N},${quant.view.strides[1]}] packed`) : constant(weights, `[${K},${N}]`);
   const c = bias ? constant(bias, `[${N}]`) : undefined;
   const shape = first.outputs[0].shape;
@@ -104,10 +107,7 @@ function lowerMergedMatmul(node, L) {
  */
 function lowerGatedMatmul(node, L) {
   const {dataType, K, N, weights, quant} = node.attrs;
-  const constant = (data, what) => {
-    const bytes = chunkPadded(data);
-    return L.newValue('constant', bytes.byteLength, `constant ${what} (gated pair)`, {data: bytes});
-  };
+  const constant = (data, what) => constantValue(L, data, `${what} (gated pair)`);
   const b = quant ? constant(quant.weights, `[${2 * N},${quant.view.strides[1]}] packed`) : constant(weights, `[${K},${2 * N}]`);
   const a = node.inputs[0];
   const M = elementCount(node.outputs[0].shape) / N;

@@ -32,7 +32,7 @@
 import {Shader} from '../gpu/wgsl.js';
 import {storeExpr, wgslType} from '../gpu/types.js';
 import {formulaOf} from './norm_formula.js';
-import {addWorkgroupReduce} from './rows.js';
+import {addWorkgroupReduce, workgroupReduceElements} from './rows.js';
 import {NIBBLE_SCALES, declareScaleMap, lessZero, quantKey, unpackNibblesInPlace, unpackWord, wordMagic} from './packed_weights.js';
 
 /** Invocations a workgroup of the split variant. */
@@ -49,10 +49,14 @@ const NORM_MAX_K = 2048;
  * stay within `limit` bytes of workgroup memory (the device's maxComputeWorkgroupStorageSize).
  */
 export function normFits(config, K, limit) {
-  const size = config ? THREADS : SERIAL_COLS;
-  const own = config ? 4 * config.columns * (config.subgroup ? THREADS / config.subgroup : THREADS) : 0;
-  const reduce = 4 * (size + Math.round(Math.sqrt(size)));
-  return K <= NORM_MAX_K && own + reduce + 16 * Math.ceil(K / 4) <= limit;
+  const own = config ? partialSums(config) : 0;
+  const reduce = workgroupReduceElements(config ? THREADS : SERIAL_COLS);
+  return K <= NORM_MAX_K && 4 * (own + reduce + 4 * Math.ceil(K / 4)) <= limit;
+}
+
+/** The split variant's partial sums in workgroup memory: one a lane (tree) or a subgroup, a column. */
+function partialSums({columns, subgroup}) {
+  return columns * (subgroup ? THREADS / subgroup : THREADS);
 }
 
 /** Workgroups the split variant aims for before it gives a group fewer columns. */
@@ -207,7 +211,7 @@ function splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad, pair,
   const sg = config.subgroup;
   // partial sums kept a column: one a lane (tree), one a subgroup
   const kept = sg ? THREADS / sg : THREADS;
-  shader.shared('part', `array<f32, ${R * kept}>`);
+  shader.shared('part', `array<f32, ${partialSums(config)}>`);
   if (sg) shader.enable('subgroups').diagnostic('off', 'subgroup_uniformity');
   // word `w` of a column whose row starts at load `row`
   shader.fn(V === 1 ? 'fn b_word(row: u32, w: u32) -> u32 { return B[row + w]; }'

@@ -103,6 +103,16 @@ export function rowWorkgroupSize(n, rows = Infinity) {
   return n > 2048 || (n >= 512 && rows < FEW_ROWS) ? 256 : 64;
 }
 
+/** The second array's length of addWorkgroupReduce's reduce over `size` invocations. */
+function reduceColumns(size) {
+  return Math.round(Math.sqrt(size));
+}
+
+/** The elements of workgroup memory addWorkgroupReduce declares for `size` invocations. */
+export function workgroupReduceElements(size) {
+  return size + reduceColumns(size);
+}
+
 /**
  * Adds to `shader` a workgroup-wide reduction `fn ${name}(v: T, li: u32) -> T` over `size`
  * invocations (64 or 256), combining with the WGSL expression `combine` of `a` and `b`:
@@ -110,7 +120,7 @@ export function rowWorkgroupSize(n, rows = Infinity) {
  * Call it in uniform control flow; every invocation gets the result.
  */
 export function addWorkgroupReduce(shader, name, T, combine, size) {
-  const w = Math.round(Math.sqrt(size));
+  const w = reduceColumns(size);
   shader.shared(`${name}_a`, `array<${T}, ${size}>`).shared(`${name}_b`, `array<${T}, ${w}>`);
   shader.fn(`
 fn ${name}_op(a: ${T}, b: ${T}) -> ${T} { return ${combine}; }
