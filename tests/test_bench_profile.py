@@ -56,3 +56,17 @@ def test_bench_matmul_shapes_and_override_variants():
     assert variants(["auto", "tiled"], [{"matmul": "tiled", "splitK": 2}]) == [
         {"label": "auto", "overrides": None}, {"label": "tiled", "overrides": {"matmul": "tiled"}},
         {"label": '{"matmul":"tiled","splitK":2}', "overrides": {"matmul": "tiled", "splitK": 2}}]
+
+
+def test_bench_matmul_chained_products_are_one_graph_of_that_many_steps():
+    """--chain N: N quantized matrix-vector products in a row as one graph (N steps, in profiling
+    mode one timestamped step each), bytes and flops counted for all of them; non-square sizes have none."""
+    from tools.bench_matmul import bench, chained_cases
+
+    chained = chained_cases([64, (64, 128)], 3)
+    assert [c["name"] for c in chained] == ["int8 GEMV 64x64 x3 chained", "uint4 GEMV 64x64 x3 chained"]
+    assert [c["weightBytes"] for c in chained] == [3 * 64 * 64, 3 * 64 * 32]
+    result = outside_event_loop(bench, chained[1:], ["auto"], reps=1, batch=1, timeout_s=120, profile=True)
+    (row,) = result["rows"]
+    assert not row.get("error") and len(row["steps"]) == 3
+    assert all(st["kernel"].startswith("matmul_q") for st in row["steps"]), [st["kernel"] for st in row["steps"]]

@@ -18,7 +18,7 @@ Usage::
     python -m tools.bench_matmul [--reps N] [--batch N] [--max-size N] [--kernels a,b]
                                  [--shapes MxKxN,...] [--quantized S|KxN,...] [--rows M,...] [--only-shapes]
                                  [--data-types float32,float16]
-                                 [--overrides JSON] [--rounds N] [--sustain MS] [--out bench-results/matmul.json]
+                                 [--chain N] [--overrides JSON] [--rounds N] [--sustain MS] [--out bench-results/matmul.json]
                                  [--timeout SECONDS] [--profile]
 
 ``--shapes`` adds float32 matmuls [M, K] x [K, N] (e.g. BERT-base's 128x768x2304, or 4000x4000x4000
@@ -39,6 +39,11 @@ B a constant too), with the GB/s of weights read (packed bytes for the quantized
 ``--profile`` also from the steps' GPU timestamps). For the H200 target:
 ``python -m tools.bench_matmul --quantized 4096,8192 --only-shapes --kernels auto --profile``
 (``--quantized auto``: those sizes on a GPU, 256 and 512 on SwiftShader; ``make bench`` runs it so).
+
+``--chain N`` adds, for each square ``--quantized`` size, N matrix-vector products in a row as one
+graph (int8 and int4, each product's weights its own; flops and bytes count all N): a product's
+time inside a plan, as in a decode step, without a one-step graph's dispatch and pass costs. Time
+it without ``--profile`` (which gives each step a timestamped pass of its own).
 
 ``--sustain MS`` times each row once more after MS of back-to-back dispatches (a GPU lowers its
 clocks when lightly loaded: a dispatch-and-read loop runs mostly at the low clock); with
@@ -106,6 +111,24 @@ def quantized_cases(sizes: list[int | tuple[int, int]], rows=(1, 128)) -> list[d
                 out.append({"name": f"{dtype} {label} {shape}", "op": "matmul", "inputs": {"a": [m, k]},
                             "quant": {"dataType": dtype, "bits": bits, "n": n, "k": k, "block": QUANT_BLOCK},
                             "flops": 2 * m * k * n, "weightBytes": k * n * bits // 8, "matrix": True})
+    return out
+
+
+def chained_cases(sizes: list[int | tuple[int, int]], chain: int) -> list[dict[str, Any]]:
+    """Matrix-vector products of square quantized weights (int8 and int4 S x S, as in
+    quantized_cases) ``chain`` in a row, each product's weights its own, as one graph: the time
+    a product takes inside a plan (a decode step's situation), without the per-dispatch and
+    per-pass costs of a graph of one step. flops and weightBytes count all of them."""
+    out = []
+    for size in sizes:
+        k, n = size if isinstance(size, tuple) else (size, size)
+        if k != n:
+            continue
+        for dtype, bits in (("int8", 8), ("uint4", 4)):
+            out.append({"name": f"{dtype} GEMV {k}x{n} x{chain} chained", "op": "matmul", "inputs": {"a": [1, k]},
+                        "quant": {"dataType": dtype, "bits": bits, "n": n, "k": k, "block": QUANT_BLOCK},
+                        "chain": chain, "flops": 2 * k * n * chain, "weightBytes": k * n * bits // 8 * chain,
+                        "matrix": True})
     return out
 
 
@@ -240,23 +263,26 @@ _BENCH_BODY = """
         for (let i = 0; i < data.length; i++) data[i] = ((i * 7919) % 1000) / 1000 - 0.5;
         ops.b = b.constant({dataType: 'float32', shape: c.constB}, data);
       }
-      if (c.quant) {
-        // ORT's WebNN EP's MatMulNBits: W [N, blocks, block], dequantize, reshape, transpose
+      // ORT's WebNN EP's MatMulNBits: W [N, blocks, block], dequantize, reshape, transpose (the
+      // j-th of a chain with weights of its own, so that no two share a constant)
+      const quantizedB = (j) => {
         const {dataType, bits, n, k, block} = c.quant;
         const blocks = k / block;
         const w = new Uint8Array(n * k * bits / 8);
-        for (let i = 0; i < w.length; i++) w[i] = (i * 7919) % 251;
+        for (let i = 0; i < w.length; i++) w[i] = (i * 7919 + j * 31) % 251;
         const scales = new Float32Array(n * blocks).fill(1 / 64);
         const zeros = new Uint8Array(Math.ceil(n * blocks * bits / 8)).fill(bits === 8 ? 3 : 0x88);
         const wq = b.constant({dataType, shape: [n, blocks, block]}, w);
         const s = b.reshape(b.constant({dataType: 'float32', shape: [n * blocks]}, scales), [n, blocks, 1]);
         const z = b.constant({dataType, shape: [n, blocks, 1]}, zeros);
-        ops.b = b.transpose(b.reshape(b.dequantizeLinear(wq, s, z), [n, k]));
-      }
+        return b.transpose(b.reshape(b.dequantizeLinear(wq, s, z), [n, k]));
+      };
+      if (c.quant) ops.b = quantizedB(0);
       const positional = c.op === 'gemm' || c.op === 'matmul' ? [ops.a, ops.b] : [ops.x];
       const options = {...(c.options ?? {})};
       if (ops.c) options.c = ops.c;
-      const y = b[c.op](...positional, ...(c.args ?? []), options);
+      let y = b[c.op](...positional, ...(c.args ?? []), options);
+      for (let j = 1; j < (c.chain ?? 1); j++) y = b.matmul(y, quantizedB(j));
       const graph = await b.build({y});
       const inputs = {};
       for (const name of names) {
@@ -393,6 +419,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="data types of the cases with input operands, comma-separated: float32, float16 (default float32)")
     parser.add_argument("--rows", type=parse_sizes_any, default=[1, 128],
                         help="M of the --quantized cases (default 1,128: a decode step and a prefill)")
+    parser.add_argument("--chain", type=int, default=0,
+                        help="also time each square --quantized size's matrix-vector product as CHAIN products in "
+                             "a row in one graph, weights of their own (figures for all of them)")
     parser.add_argument("--overrides", type=json.loads, default=[],
                         help="JSON list of kernelOverrides objects to time as further variants")
     parser.add_argument("--rounds", type=int, default=1,
@@ -419,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     if not data_types or any(t not in ("float32", "float16") for t in data_types):
         parser.error("--data-types: float32 and/or float16")
     case_list = with_data_types(([] if args.only_shapes else cases(args.max_size)) + shape_cases(args.shapes), data_types) \
-        + quantized_cases(args.quantized, tuple(args.rows))
+        + quantized_cases(args.quantized, tuple(args.rows)) \
+        + (chained_cases(args.quantized, args.chain) if args.chain > 1 else [])
     return report(lambda: bench(case_list, args.kernels.split(","), args.reps, args.batch, args.timeout,
                                 profile=args.profile, overrides=args.overrides, rounds=args.rounds,
                                 sustain=args.sustain),
