@@ -46,7 +46,7 @@ export function gpuMemory() {
   const destroy = GPUBuffer.prototype.destroy;
   GPUDevice.prototype.createBuffer = function (descriptor) {
     const buffer = create.call(this, descriptor);
-    buffers.set(buffer, {bytes: descriptor.size, usage: descriptor.usage});
+    buffers.set(buffer, {bytes: descriptor.size, usage: descriptor.usage, label: descriptor.label ?? ''});
     memory.live += descriptor.size;
     memory.peak = Math.max(memory.peak, memory.live);
     return buffer;
