@@ -115,21 +115,13 @@ def quantized_cases(sizes: list[int | tuple[int, int]], rows=(1, 128)) -> list[d
 
 
 def chained_cases(sizes: list[int | tuple[int, int]], chain: int) -> list[dict[str, Any]]:
-    """Matrix-vector products of square quantized weights (int8 and int4 S x S, as in
-    quantized_cases) ``chain`` in a row, each product's weights its own, as one graph: the time
-    a product takes inside a plan (a decode step's situation), without the per-dispatch and
-    per-pass costs of a graph of one step. flops and weightBytes count all of them."""
-    out = []
-    for size in sizes:
-        k, n = size if isinstance(size, tuple) else (size, size)
-        if k != n:
-            continue
-        for dtype, bits in (("int8", 8), ("uint4", 4)):
-            out.append({"name": f"{dtype} GEMV {k}x{n} x{chain} chained", "op": "matmul", "inputs": {"a": [1, k]},
-                        "quant": {"dataType": dtype, "bits": bits, "n": n, "k": k, "block": QUANT_BLOCK},
-                        "chain": chain, "flops": 2 * k * n * chain, "weightBytes": k * n * bits // 8 * chain,
-                        "matrix": True})
-    return out
+    """The quantized matrix-vector cases of quantized_cases for the square sizes, each as ``chain``
+    products in a row, each product's weights its own, as one graph: the time a product takes
+    inside a plan (a decode step's situation), without the per-dispatch and per-pass costs of a
+    graph of one step. flops and weightBytes count all of them."""
+    square = [s for s in sizes if not isinstance(s, tuple) or s[0] == s[1]]
+    return [{**c, "name": f"{c['name']} x{chain} chained", "chain": chain, "flops": c["flops"] * chain,
+             "weightBytes": c["weightBytes"] * chain} for c in quantized_cases(square, rows=(1,)) if c.get("quant")]
 
 
 #: --quantized auto: the sizes on a hardware GPU and on a software adapter (SwiftShader)
@@ -438,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if not isinstance(args.overrides, list) or not all(isinstance(o, dict) for o in args.overrides):
         parser.error("--overrides: expected a JSON list of objects")
+    if args.chain < 0:
+        parser.error("--chain: expected a count >= 0")
     if args.only_shapes and not (args.shapes or args.quantized):
         parser.error("--only-shapes needs --shapes or --quantized")
     if args.quantized == "auto":

@@ -18,8 +18,9 @@
  * ttftTimesMs, prefillRows, prefillTokensPerS, decodeMs, decodeTokensPerS, tokens (greedy: the
  * prefill's then one per step), weightFileBytes, cacheBytes?, gpuBytesAfterLoad,
  * gpuBytesPrefillSession? (webnn-ep: after its first session), gpuLargestAfterLoad (the 12 largest
- * buffers, {bytes, usage, label}: the label the runtime gave createBuffer), gpuPeakBytes, contextCalls? (webnn-ep: the polyfill's dispatch /
- * readTensor / writeTensor host ms and calls per prefill and per decode step, llm_profile.js)} |
+ * buffers, {bytes, usage, label}: the label the runtime gave createBuffer), gpuPeakBytes,
+ * contextCalls? (webnn-ep: the polyfill's dispatch / readTensor / writeTensor host ms and calls
+ * per prefill and per decode step, llm_profile.js)} |
  * {error}}}]} or `window.lastError` = {name, message}.
  */
 import {ready} from '/polyfill/webnn.js';
