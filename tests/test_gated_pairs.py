@@ -15,6 +15,7 @@ import pytest
 
 from tests.conformance.encode import graph_case, tensor
 from tests.conformance.family_helpers import assert_all_pass, describe, run_cases
+from tests.graph_runner import run_js
 from tests.test_quantized_matmul import INT_RANGE, NUMPY_INT, _dyadic, _op, _pow2_scales, _weights
 
 pytestmark = pytest.mark.shared_page
@@ -160,3 +161,38 @@ def test_near_misses_keep_both_products(webnn_page, server_url, switch):
     assert_all_pass(results)
     for c, r in zip(cases, results):
         assert len(_products(r["steps"])) == 2 and all(s.count("matmul") == 1 for s in _products(r["steps"])), (c["name"], r["steps"])
+
+
+_WIDE_PAIR_JS = """
+const {configureContext} = await import('/polyfill/options.js');
+const {describeGraph} = await import('/polyfill/inspect.js');
+const context = await navigator.ml.createContext();
+configureContext(context, {tuning: {adapterInfo: {vendor: 'nvidia', architecture: 'hopper', description: '',
+  isFallbackAdapter: false}}});
+// [256, 64] x two uint4 W [3072 columns, 64]: each product alone 2 x 24 tiles of 128 x 128, under
+// WIDE_TILES (96); the pair's 6,144 columns would make 96
+const b = new MLGraphBuilder(context);
+const a = b.input('a', {dataType: 'float32', shape: [256, 64]});
+const product = (fill) => {
+  const q = b.constant({dataType: 'uint4', shape: [3072, 2, 32]}, new Uint8Array(3072 * 64 / 2).fill(fill));
+  const s = b.constant({dataType: 'float32', shape: [3072, 2, 1]}, new Float32Array(3072 * 2).fill(0.5));
+  const z = b.constant({dataType: 'uint4', shape: [3072, 2, 1]}, new Uint8Array(3072).fill(0x88));
+  return b.matmul(a, b.transpose(b.reshape(b.dequantizeLinear(q, s, z), [3072, 64])));
+};
+const g = product(0x5a);
+const graph = await b.build({y: b.mul(b.mul(b.sigmoid(g), g), product(0x3c))});
+const kernels = describeGraph(graph).steps.map((st) => st.kernel);
+graph.destroy();
+context.destroy();
+return kernels;
+"""
+
+
+def test_gated_pair_takes_the_tile_of_its_halves(webnn_page, server_url):
+    """On a hardware adapter's plan a 256-row pair whose halves each take 64 x 64 tiles takes them
+    too, not the 128 x 128 tiles its doubled column count alone would choose (whose split partial
+    sums took 4x the memory of each half's: docs/performance.md)."""
+    result = run_js(webnn_page, server_url, _WIDE_PAIR_JS)
+    assert "ok" in result, result
+    kernels = result["ok"]
+    assert [k for k in kernels if k.startswith("matmul")] == ["matmul_tiled_split_qu4zu4w", "matmul_pair_reduce"], kernels

@@ -275,8 +275,11 @@ export function matmulStep(L, p) {
   };
   if (quant) Object.assign(uniforms, scaleMapUniforms(quant.scaleMap));
   // one row of a packed product (an LLM's decode step): the quantized matrix-vector kernel where
-  // B's layout allows (below), unless the tuning switch `matmul` forces a kernel
-  let kernel = p.kernel ?? (quant && M === 1 && !L.ctx.tuning.matmul ? 'qgemv' : chooseMatmulKernel(L.ctx, M, N, batches, dataType));
+  // B's layout allows (below), unless the tuning switch `matmul` forces a kernel; a gated pair
+  // takes the tile its halves would (its twice as many columns would otherwise cross WIDE_TILES
+  // into tiles whose split partial sums take four times the memory, docs/performance.md)
+  let kernel = p.kernel ?? (quant && M === 1 && !L.ctx.tuning.matmul ? 'qgemv'
+    : chooseMatmulKernel(L.ctx, M, p.pair ? N / 2 : N, batches, dataType));
   // the matrix units: float B of a data type that may use them (float32 only under productPrecision
   // 'float16', even where the tuning forces the kernel), on a device that has them and holds the
   // kernel (a device made with the default limits may not hold the wide tiles); else the tiled
