@@ -49,11 +49,13 @@ def test_bench_llm_runtimes_agree_on_the_tiny_decoder(tmp_path):
 def test_bench_llm_profiles_the_polyfill_with_its_tuning(tmp_path):
     """``--profile`` profiles the polyfill's prefill and decode graphs (their steps' kernels) and the
     timed runs count the polyfill's calls; ``--tuning`` reaches the WebNN EP's context: with a
-    scatterSearchMax of 1, a decode step's cache writes take the copy, claim and write steps."""
+    scatterSearchMax of 1, a decode step's cache writes take the copy, claim and write steps. A
+    second ``--tuning`` runs the WebNN EP again in the same page under its switches, as its own row."""
     out = tmp_path / "bench-llm.json"
     done = subprocess.run([sys.executable, "-m", "tools.bench_llm", "--models", "tiny", "--runtimes", "webnn-ep",
                            "--prompt-tokens", str(PROMPT), "--new-tokens", str(NEW), "--profile",
-                           "--tuning", '{"scatterSearchMax": 1}', "--timeout", "120", "--out", str(out)],
+                           "--tuning", '{"scatterSearchMax": 1}', "--tuning", '{"gatedPairs": false}',
+                           "--timeout", "120", "--out", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     (model,) = json.loads(out.read_text(encoding="utf-8"))["models"]
@@ -67,6 +69,11 @@ def test_bench_llm_profiles_the_polyfill_with_its_tuning(tmp_path):
     # a decode step is one dispatch and one readTensor (the logits) of the polyfill
     assert calls["decodeStep"]["dispatch"]["calls"] == 1 and calls["decodeStep"]["readTensor"]["calls"] == 1, calls
     assert f"{model['name']}, 1-row graph:" in done.stdout and "the polyfill's calls (host ms)" in done.stdout
+    runs = model["runtimes"]
+    assert list(runs) == ["webnn-ep", "webnn-ep#2"], list(runs)
+    assert runs["webnn-ep"]["tuning"] == {"scatterSearchMax": 1} and runs["webnn-ep#2"]["tuning"] == {"gatedPairs": False}
+    assert runs["webnn-ep#2"]["tokens"] == runs["webnn-ep"]["tokens"] and runs["webnn-ep#2"]["agree"]
+    assert '| ORT-web WebNN EP on the polyfill #2 (tuning {"gatedPairs":false}) |' in done.stdout, done.stdout
 
 
 def test_bench_llm_lists_each_prefill_from_five_runs():

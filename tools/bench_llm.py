@@ -28,8 +28,12 @@ Usage::
 
     python -m tools.bench_llm [--models tiny,smollm2,qwen-shape] [--runtimes webnn-ep,webgpu,wasm]
         [--prompt-tokens 128] [--new-tokens 128] [--max-length L] [--prefill-runs 1] [--bandwidth 4.8e12]
-        [--reference] [--threads 1] [--tuning JSON] [--profile] [--out bench-results/bench-llm.json]
-        [--timeout SECONDS]
+        [--reference] [--threads 1] [--tuning JSON [--tuning JSON ...]] [--profile]
+        [--out bench-results/bench-llm.json] [--timeout SECONDS]
+
+``--tuning`` more than once runs the WebNN EP once per switch set, in turn, in the same page
+(rows ``webnn-ep``, ``webnn-ep#2``, …): on a GPU whose clock wanders between page runs only a
+same-page comparison shows what a switch does (repeat the first set last to bracket drift).
 
 Exit status: 0 when every runtime ran and the greedy tokens agreed, 1 when one failed or
 disagreed, 2 when the run itself failed.
@@ -115,13 +119,13 @@ def reference_tokens(folder: Path, max_length: int, prompt: list[int], new_token
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], prompt: int, new: int,
              max_length: int | None, prefill_runs: int, threads: int, profile: bool = False,
-             tuning: dict[str, Any] | None = None) -> str:
+             tuning: list[dict[str, Any]] | None = None) -> str:
     params = {"models": ",".join(FOLDERS[m] for m in models), "runtimes": ",".join(runtimes), "prompt": prompt,
               "new": new, "prefillRuns": prefill_runs, "webnn": "polyfill", "threads": threads}
     if profile:
         params["profile"] = 1
     if tuning:
-        params["tuning"] = json.dumps(tuning, separators=(",", ":"))
+        params["tuning"] = json.dumps(tuning[0] if len(tuning) == 1 else tuning, separators=(",", ":"))
     if max_length:
         params["maxLength"] = max_length
     if threads > 1:
@@ -158,6 +162,16 @@ def _mb(n: float) -> str:
     return f"{n / 1e6:.1f}"
 
 
+def runtime_label(name: str, r: dict[str, Any]) -> str:
+    """The table's name of a run: the runtime's, and for one of several WebNN EP runs (``webnn-ep#2``)
+    its number and tuning switches."""
+    base, _, number = name.partition("#")
+    label = RUNTIME_LABELS.get(base, base) + (f" #{number}" if number else "")
+    if "tuning" in r:
+        label += f" (tuning {json.dumps(r['tuning'], separators=(',', ':'))})"
+    return label
+
+
 def format_table(run: dict[str, Any]) -> str:
     """Markdown: a table of every model x runtime, then a floor line per model and the setup."""
     cfg = run["config"]
@@ -165,7 +179,7 @@ def format_table(run: dict[str, Any]) -> str:
              "| GPU MB after load (× file) | peak GPU MB | greedy tokens agree |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for model in run["models"]:
         for name, r in model["runtimes"].items():
-            label = RUNTIME_LABELS.get(name, name)
+            label = runtime_label(name, r)
             if "error" in r:
                 lines.append(f"| {model['name']} | {label} | failed: {r['error'][:160]} | | | | | | |")
                 continue
@@ -199,13 +213,13 @@ def format_table(run: dict[str, Any]) -> str:
             if len(times) >= CLOCK_RUNS:
                 # back-to-back prefills raise a GPU's clock: the first ones are a user's first
                 # prompt after idle, the last ones the kernel's rate at speed
-                lines.append(f"{model['name']}: {RUNTIME_LABELS.get(name, name)} TTFT of the {len(times)} prefills in "
+                lines.append(f"{model['name']}: {runtime_label(name, r)} TTFT of the {len(times)} prefills in "
                              f"turn (ms): {', '.join(f'{t:.1f}' for t in times)}; median of the last {CLOCK_RUNS} "
                              f"{statistics.median(times[-CLOCK_RUNS:]):.1f}")
-        if "decodeTokensPerS" in polyfill and "decodeTokensPerS" in ort:
-            lines.append(f"{model['name']}: decode WebNN EP on the polyfill / ORT-web WebGPU EP = "
-                         f"{polyfill['decodeTokensPerS'] / ort['decodeTokensPerS']:.2f}×; TTFT "
-                         f"{polyfill['ttftMs'] / ort['ttftMs']:.2f}×")
+        for name, r in model["runtimes"].items():
+            if name.startswith("webnn-ep") and "decodeTokensPerS" in r and "decodeTokensPerS" in ort:
+                lines.append(f"{model['name']}: decode {runtime_label(name, r)} / ORT-web WebGPU EP = "
+                             f"{r['decodeTokensPerS'] / ort['decodeTokensPerS']:.2f}×; TTFT {r['ttftMs'] / ort['ttftMs']:.2f}×")
     lines += ["", f"prompt {cfg['prompt']} tokens, {cfg['new']} greedy decode steps after {int(cfg['warmup'])} warm-up "
               f"(prefill and 2 steps), TTFT the median of {cfg['prefillRuns']}; the WebNN EP's prefill runs the shortest "
               f"prefill graph that holds the prompt (its rows in brackets, the prompt padded), ORT's own loops the "
@@ -242,7 +256,7 @@ def format_profiles(run: dict[str, Any]) -> str:
 
 def bench(models: list[str], runtimes: list[str], prompt: int, new: int, max_length: int | None, prefill_runs: int,
           threads: int, timeout_s: float, launches: int = 3, profile: bool = False,
-          tuning: dict[str, Any] | None = None) -> dict[str, Any]:
+          tuning: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Run the page once in a fresh headless browser; its ``window.lastRun`` plus ``browser``."""
     from playwright.sync_api import sync_playwright
 
@@ -296,8 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default: {DEFAULT_OUT})")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the page run")
     parser.add_argument("--launches", type=int, default=3, help="browser launches when no adapter is found")
-    parser.add_argument("--tuning", type=_tuning, default=None,
-                        help="JSON object of the polyfill's tuning switches for the WebNN EP's context (e.g. '{\"splitK\": 2}')")
+    parser.add_argument("--tuning", type=_tuning, action="append", default=None,
+                        help="JSON object of the polyfill's tuning switches for the WebNN EP's context (e.g. '{\"splitK\": 2}'); "
+                             "given more than once, the WebNN EP runs once per object in the same page (webnn-ep, webnn-ep#2, …)")
     parser.add_argument("--profile", action="store_true",
                         help="then profile the polyfill's prefill and decode graphs (GPU ms per step) and print the slowest")
     args = parser.parse_args(argv)

@@ -10,7 +10,10 @@
  * prefill and two steps first; 0: none), threads (wasm; see runtimes.js), profile (1: after the
  * timed runs, the GPU time of every step of the polyfill's prefill and decode graphs,
  * llm_profile.js, as each model's `profile`), tuning (JSON: the polyfill's tuning switches for
- * the webnn-ep runtime's context, tuning.js).
+ * the webnn-ep runtime's context, tuning.js; a JSON array of such objects runs webnn-ep once for
+ * each, in turn, in the same page, as `webnn-ep`, `webnn-ep#2`, … — a same-page comparison of
+ * switches, which separate page runs on a GPU whose clock wanders cannot give; the profile takes
+ * the first).
  * The prompt is fixed pseudo-random token ids. Runtimes run one after another, each released
  * before the next loads, so the GPU memory figures are each runtime's own.
  * Sets `window.lastRun` = {adapter, implementation, ortVersion, config, models: [{model,
@@ -55,12 +58,12 @@ async function adapterInfo() {
   return null;
 }
 
-async function benchRuntime(runtime, base, maxLength, prompt, config, where) {
+async function benchRuntime({runtime, tuning}, base, maxLength, prompt, config, where) {
   const memory = gpuMemory();
   memory.startWindow();
   await progress(`${where}, ${runtime}: loading…`);
   let t = performance.now();
-  const r = await loadRuntime(runtime, base, maxLength, config.tuning);
+  const r = await loadRuntime(runtime, base, maxLength, tuning);
   try {
     const result = {loadMs: performance.now() - t, weightFileBytes: r.weightBytes, gpuBytesAfterLoad: memory.live};
     if (r.cacheBytes !== undefined) result.cacheBytes = r.cacheBytes;
@@ -112,23 +115,35 @@ async function benchModel(name, config, where) {
   }
   const prompt = Array.from({length: config.prompt}, (_, i) => (i * 7919 + 11) % meta.config.vocab);
   const runtimes = {};
-  for (const runtime of config.runtimes) {
+  for (const run of runList(config)) {
     try {
-      runtimes[runtime] = await benchRuntime(runtime, base, maxLength, prompt, config, `${where}: ${name}`);
+      runtimes[run.key] = await benchRuntime(run, base, maxLength, prompt, config, `${where}: ${name}`);
     } catch (error) {
-      runtimes[runtime] = {error: errorText(error)};
+      runtimes[run.key] = {error: errorText(error)};
     }
+    if (run.runtime === 'webnn-ep' && config.tunings.length > 1) runtimes[run.key].tuning = run.tuning;
   }
   const result = {model: name, config: meta.config, maxLength, prompt, runtimes};
   if (config.profile) {
     await progress(`${where}: ${name}, profiling the polyfill's graphs…`);
     try {
-      result.profile = await profileWebnnEp(base, maxLength, prompt, {tuning: config.tuning});
+      result.profile = await profileWebnnEp(base, maxLength, prompt, {tuning: config.tunings[0]});
     } catch (error) {
       result.profile = {error: errorText(error)};
     }
   }
   return result;
+}
+
+/**
+ * The runs of a model in order: each runtime once, webnn-ep once a tuning object (keys
+ * `webnn-ep`, `webnn-ep#2`, …).
+ * @returns {{key: string, runtime: string, tuning: object|null}[]}
+ */
+function runList(config) {
+  return config.runtimes.flatMap((runtime) => (runtime === 'webnn-ep'
+    ? config.tunings.map((tuning, i) => ({key: i ? `${runtime}#${i + 1}` : runtime, runtime, tuning}))
+    : [{key: runtime, runtime, tuning: null}]));
 }
 
 async function main() {
@@ -146,7 +161,10 @@ async function main() {
   const config = {models, runtimes, prompt: count('prompt', 16, 1), new: count('new', 8, 1),
     maxLength: params.has('maxLength') ? count('maxLength', 0, 2) : undefined,
     prefillRuns: count('prefillRuns', 1, 1), warmup: count('warmup', 1, 0) > 0, profile: params.get('profile') === '1',
-    tuning: params.has('tuning') ? JSON.parse(params.get('tuning')) : null};
+    tunings: params.has('tuning') ? [JSON.parse(params.get('tuning'))].flat() : [null]};
+  if (!config.tunings.length || config.tunings.some((t) => t !== null && (typeof t !== 'object' || Array.isArray(t)))) {
+    throw new TypeError('tuning: a JSON object of tuning switches, or a non-empty array of them');
+  }
   const {implementation} = await ready;
   gpuMemory();  // before any runtime creates a buffer
   const adapter = await adapterInfo();
