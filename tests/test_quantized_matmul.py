@@ -591,6 +591,41 @@ def test_packed_prefill_products_split_to_more_workgroups(webnn_page, server_url
     assert result["ok"]["packed"] == ["matmul_tiled_split_qu4zu4w", "matmul_split_reduce"], result["ok"]
 
 
+_WIDE_JS = _NVIDIA_PLAN_JS + """
+// [rows, 1024] x uint4 W [4096 columns, 1024]: at 128 rows 32 tiles of 128 x 128, K enough for 16
+// splits; the kernels and workgroups of each step, under the tuning given
+const steps = async (rows, tuning) => {
+  configureContext(context, {tuning});
+  const b = new MLGraphBuilder(context);
+  const a = b.input('a', {dataType: 'float32', shape: [rows, 1024]});
+  const q = b.constant({dataType: 'uint4', shape: [4096, 32, 32]}, new Uint8Array(4096 * 1024 / 2).fill(0x5a));
+  const s = b.constant({dataType: 'float32', shape: [4096, 32, 1]}, new Float32Array(4096 * 32).fill(0.5));
+  const z = b.constant({dataType: 'uint4', shape: [4096, 32, 1]}, new Uint8Array(4096 * 32 / 2).fill(0x88));
+  const graph = await b.build({y: b.matmul(a, b.transpose(b.reshape(b.dequantizeLinear(q, s, z), [4096, 1024])))});
+  const out = describeGraph(graph).steps.map((st) => [st.kernel, st.workgroups.reduce((x, y) => x * y, 1)]);
+  graph.destroy();
+  return out;
+};
+const result = {wide: await steps(128, {packedWide: undefined}), rows64: await steps(64, {packedWide: undefined}),
+  off: await steps(128, {packedWide: false})};
+context.destroy();
+return result;
+"""
+
+
+def test_packed_prefill_products_take_wide_tiles(webnn_page, server_url):
+    """On a hardware adapter's plan a packed product of 128 rows whose 128 x 128 tiles, split
+    along K, can reach 256 workgroups takes them and is split to 256 (each weight dequantized
+    once for 128 rows; docs/packed-weights.md); with fewer rows, or `packedWide` false, it keeps
+    the 64 x 64 tiles split to 1024 workgroups."""
+    result = run_js(webnn_page, server_url, _WIDE_JS)
+    assert "ok" in result, result
+    got = result["ok"]
+    assert got["wide"][0] == ["matmul_tiled128_split_qu4zu4w", 256] and got["wide"][1][0] == "matmul_split_reduce", got
+    assert got["rows64"][0] == ["matmul_tiled_split_qu4zu4w", 1024], got
+    assert got["off"][0] == ["matmul_tiled_split_qu4zu4w", 1024], got
+
+
 _DECODE_JS = _NVIDIA_PLAN_JS + """
 // [1, 2048] x W [2048 columns, 2048] (64 blocks of 32 along K), 4- and 8-bit
 const kernel = async (dataType, bits) => {

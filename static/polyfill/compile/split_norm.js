@@ -1,7 +1,7 @@
 /**
  * A split product's reduce step folded into the normalization that reads its result.
  *
- * On hardware adapters a tiled matmul/gemm of few workgroups is split along K (ops/matmul_kernels.js
+ * On hardware adapters a tiled matmul/gemm of few workgroups is split along K (ops/matmul_choice.js
  * splitCount): one step stores f32 partial sums, a reduce step adds them, applies alpha, the C
  * term and the fused element-wise tail (compile/fusion.js; a transformer's residual add) and
  * stores Y. When Y is read by nothing but a layerNormalization or instanceNormalization (as its

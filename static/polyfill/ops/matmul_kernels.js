@@ -3,7 +3,7 @@
  * Y[b] = alpha * A[b] x B[b] (+ beta * C), all addressed through strides held in uniforms, so a
  * transposed operand, a broadcast batch, a bias row or a slice of a larger buffer need no copy.
  *
- * Kernels, chosen by chooseMatmulKernel():
+ * Kernels, chosen by chooseMatmulKernel() (matmul_choice.js):
  *  - tiled / tiled128 / blocked (matmul_tiled.js): 64x64 or 128x128 tiles through workgroup
  *    memory with 4x4 or 8x8 register blocks per invocation; or, on CPU adapters, 4x4 blocks read
  *    straight from storage.
@@ -14,7 +14,7 @@
  *    elements per workgroup splitting K across 64 invocations each when B is contiguous along K,
  *    else one invocation per column with K split four ways; partial sums meet in workgroup memory.
  * On hardware adapters a tiled product of few tiles (under 64 workgroups, or 96-127) is split
- * along K (see splitCount()): one dispatch of partial products, one that adds them and stores
+ * along K (matmul_choice.js splitCount()): one dispatch of partial products, one that adds them and stores
  * Y; where only a normalization reads Y (compile/split_norm.js), that normalization's step adds them instead
  * (addSplitRead) and the reduce step is not emitted.
  * Accumulation is in f32; results go through storeExpr so float16 outputs round to binary16.
@@ -29,67 +29,7 @@ import {addMathHelpers} from '../gpu/math.js';
 import {scaleMapUniforms, wordLoads} from './packed_weights.js';
 import {chooseGemvConfig, normFits, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
 import {MATRIX_DEPTH, matrixFits, matrixShader, matrixUnitsFor} from './matmul_matrix_units.js';
-
-const GEMV_ROWS = 4;
-/** 128x128 tiles once there are this many of them (below SPLIT_GROUPS such a product is split too, see splitCount()). */
-const WIDE_TILES = 96;
-/** Split K (products of fewer than half this many workgroups) into as many ranges as keep a product within this many workgroups... */
-const SPLIT_GROUPS = 128;
-/**
- * SPLIT_GROUPS of packed-weight products: a tile that dequantizes in its loads costs more, and an
- * LLM prefill's products (128 rows, K of a few hundred to a few thousand) ran faster split until
- * about this many workgroups (docs/packed-weights.md).
- */
-const PACKED_SPLIT_GROUPS = 1024;
-/** ...products of three quarters as many up to SPLIT_GROUPS this many ways (those between half and three quarters: none). */
-const NEAR_SPLIT = 4;
-/** ...but give each split at least this much of K (a multiple of the 16-deep slices). */
-const SPLIT_MIN_K = 64;
-/** The most splits of one product. */
-const SPLIT_MAX = 32;
-
-
-/**
- * The kernel for an M x N x K product of `dataType`: 'gemv' for few rows, 'blocked' on a CPU
- * adapter, 'matrix128' / 'matrix' where the product runs on the matrix units
- * (matmul_matrix_units.js matrixUnitsFor), else 'tiled128' for products with many 128x128
- * tiles, else 'tiled'. The tuning switch `matmul` (tuning.js) forces one ('matrix' and
- * 'matrix128' only where the product may use the matrix units, else their tiled size).
- */
-export function chooseMatmulKernel(ctx, M, N, batches, dataType) {
-  const override = ctx.tuning.matmul;
-  if (override) return override;
-  if (isSoftwareAdapter(ctx)) return 'blocked';
-  if (M <= GEMV_ROWS) return 'gemv';
-  const wide = batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES;
-  if (dataType && matrixUnitsFor(ctx, dataType)) return wide ? 'matrix128' : 'matrix';
-  return wide ? 'tiled128' : 'tiled';
-}
-
-/**
- * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
- * (they run the blocked kernel) and for products of SPLIT_GROUPS (PACKED_SPLIT_GROUPS when
- * `packed`: its B packed weights) workgroups or more; NEAR_SPLIT
- * from three quarters of that; 1 from half of it (the reduce step would cost what the split
- * saves); else as many splits as keep the product within SPLIT_GROUPS workgroups (at least 2),
- * not more: past the GPU's core count some cores run two workgroups and the product waits for
- * them. Each range is at least SPLIT_MIN_K deep. The tuning switches `splitK` (a forced count,
- * 1: never split), `splitGroups`, `splitMinK`, `nearSplit` and `splitRound` replace these
- * choices (tuning.js); docs/design-notes.md has the measurements behind them.
- * @returns {number} splits (1 = none)
- */
-export function splitCount(ctx, groups, K, packed = false) {
-  const o = ctx.tuning;
-  if (o.splitK) return Math.min(o.splitK, Math.max(1, Math.ceil(K / 16)));
-  const target = o.splitGroups ?? (packed ? PACKED_SPLIT_GROUPS : SPLIT_GROUPS);
-  if (isSoftwareAdapter(ctx) || groups >= target) return 1;
-  let wanted;
-  if (groups >= target * 3 / 4) wanted = o.nearSplit ?? NEAR_SPLIT;
-  else if (groups >= target / 2) return 1;
-  else wanted = o.splitRound === 'ceil' ? Math.ceil(target / groups) : Math.max(2, Math.floor(target / groups));
-  const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
-  return Math.min(SPLIT_MAX, most, wanted);
-}
+import {GEMV_ROWS, chooseMatmulKernel, splitCount} from './matmul_choice.js';
 
 /** Uniforms every matrix kernel declares, in this order. */
 function declareCommon(shader, batchRank, hasC) {
@@ -279,7 +219,7 @@ export function matmulStep(L, p) {
   // takes the tile its halves would (its twice as many columns would otherwise cross WIDE_TILES
   // into tiles whose split partial sums take four times the memory, docs/performance.md)
   let kernel = p.kernel ?? (quant && M === 1 && !L.ctx.tuning.matmul ? 'qgemv'
-    : chooseMatmulKernel(L.ctx, M, p.pair ? N / 2 : N, batches, dataType));
+    : chooseMatmulKernel(L.ctx, M, p.pair ? N / 2 : N, batches, dataType, quant ? K : 0));
   // the matrix units: float B of a data type that may use them (float32 only under productPrecision
   // 'float16', even where the tuning forces the kernel), on a device that has them and holds the
   // kernel (a device made with the default limits may not hold the wide tiles); else the tiled
@@ -345,7 +285,7 @@ export function matmulStep(L, p) {
     const make = units ? (v) => matrixShader({...v, wide: tile === 128, units}, declareCommon, storeY)
       : (v) => tiledShader({...v, wide: tile === 128}, declareCommon, storeY);
     const depth = units ? MATRIX_DEPTH : 16;
-    const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant));
+    const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant), tile === 128);
     if (splits > 1 || p.pair) return splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values: [a, bValues, c, y]});
     shader = make(variant);
   }
