@@ -16,7 +16,7 @@ import pytest
 from tests.conformance.encode import graph_case, tensor
 from tests.conformance.family_helpers import assert_all_pass, describe, run_cases
 from tests.graph_runner import run_js
-from tests.test_quantized_matmul import INT_RANGE, NUMPY_INT, _dyadic, _op, _pow2_scales, _weights
+from tests.test_quantized_matmul import _NVIDIA_PLAN_JS, INT_RANGE, NUMPY_INT, _dyadic, _op, _pow2_scales, _weights
 
 pytestmark = pytest.mark.shared_page
 
@@ -163,12 +163,7 @@ def test_near_misses_keep_both_products(webnn_page, server_url, switch):
         assert len(_products(r["steps"])) == 2 and all(s.count("matmul") == 1 for s in _products(r["steps"])), (c["name"], r["steps"])
 
 
-_WIDE_PAIR_JS = """
-const {configureContext} = await import('/polyfill/options.js');
-const {describeGraph} = await import('/polyfill/inspect.js');
-const context = await navigator.ml.createContext();
-configureContext(context, {tuning: {adapterInfo: {vendor: 'nvidia', architecture: 'hopper', description: '',
-  isFallbackAdapter: false}}});
+_WIDE_PAIR_JS = _NVIDIA_PLAN_JS + """
 // [256, 64] x two uint4 W [3072 columns, 64]: each product alone 2 x 24 tiles of 128 x 128, under
 // WIDE_TILES (96); the pair's 6,144 columns would make 96
 const b = new MLGraphBuilder(context);
