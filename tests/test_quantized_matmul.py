@@ -281,7 +281,7 @@ _GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1v1": {"groups": 1, "col
                  "qgemv-split-g8c1u4v1-subgroup": {"groups": 8, "columns": 1, "unroll": 4, "vec": 1, "reduce": "subgroup"}}
 
 
-@pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "gemv", "qgemv", "qgemv-split",
+@pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "tiled128-split", "gemv", "qgemv", "qgemv-split",
                                     "qgemv-split-g1c1u1v1", "qgemv-split-g8c1u4v1", "qgemv-split-shift",
                                     "qgemv-split-subgroup"])
 def test_fused_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
@@ -289,12 +289,15 @@ def test_fused_values_on_every_matrix_kernel(webnn_page, server_url, kernel):
     the kernel the adapter picks otherwise; qgemv-split: its variant of hardware adapters, K
     split across the lanes of a column group, which SwiftShader does not pick, with its default
     loads and with one-word loads; the other shapes run on the long rows below); tiled128 on the
-    cases of several rows only (slow to compile on SwiftShader)."""
+    cases of several rows only (slow to compile on SwiftShader), also split along K in 3 ranges
+    (tiled128-split: packed prefill products of 128 rows take it on GPUs)."""
     cases = fused_cases()
-    if kernel == "tiled128":
+    if kernel.startswith("tiled128"):
         cases = [c for c in cases if c["name"].endswith(("-m5", "-m6", "rounded-scales-m3"))]
     if kernel.startswith("qgemv-split"):
         overrides = {"matmul": "qgemv", "qgemvSerial": False, "qgemvConfig": _GEMV_CONFIGS[kernel]}
+    elif kernel == "tiled128-split":
+        overrides = {"matmul": "tiled128", "splitK": 3}
     else:
         overrides = {"matmul": kernel}
     assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
@@ -592,22 +595,27 @@ def test_packed_prefill_products_split_to_more_workgroups(webnn_page, server_url
 
 
 _WIDE_JS = _NVIDIA_PLAN_JS + """
-// [rows, 1024] x uint4 W [4096 columns, 1024]: at 128 rows 32 tiles of 128 x 128, K enough for 16
-// splits; the kernels and workgroups of each step, under the tuning given
-const steps = async (rows, tuning) => {
+// [rows, K] x uint4 W [N columns, K] (blocks of 32): the kernels and workgroups of each step,
+// under the tuning given
+const steps = async (rows, tuning, N = 4096, K = 1024) => {
   configureContext(context, {tuning});
   const b = new MLGraphBuilder(context);
-  const a = b.input('a', {dataType: 'float32', shape: [rows, 1024]});
-  const q = b.constant({dataType: 'uint4', shape: [4096, 32, 32]}, new Uint8Array(4096 * 1024 / 2).fill(0x5a));
-  const s = b.constant({dataType: 'float32', shape: [4096, 32, 1]}, new Float32Array(4096 * 32).fill(0.5));
-  const z = b.constant({dataType: 'uint4', shape: [4096, 32, 1]}, new Uint8Array(4096 * 32 / 2).fill(0x88));
-  const graph = await b.build({y: b.matmul(a, b.transpose(b.reshape(b.dequantizeLinear(q, s, z), [4096, 1024])))});
+  const a = b.input('a', {dataType: 'float32', shape: [rows, K]});
+  const q = b.constant({dataType: 'uint4', shape: [N, K / 32, 32]}, new Uint8Array(N * K / 2).fill(0x5a));
+  const s = b.constant({dataType: 'float32', shape: [N, K / 32, 1]}, new Float32Array(N * K / 32).fill(0.5));
+  const z = b.constant({dataType: 'uint4', shape: [N, K / 32, 1]}, new Uint8Array(N * K / 64).fill(0x88));
+  const graph = await b.build({y: b.matmul(a, b.transpose(b.reshape(b.dequantizeLinear(q, s, z), [N, K])))});
   const out = describeGraph(graph).steps.map((st) => [st.kernel, st.workgroups.reduce((x, y) => x * y, 1)]);
   graph.destroy();
   return out;
 };
+// 128 rows, N = 4096, K = 1024: 32 tiles of 128 x 128, K enough for 16 splits (512 workgroups);
+// N = 1024: 8 tiles, K = 2048 allows 32 splits (256), K = 1984 31 (248); N = 12288: 96 tiles,
+// 128 x 128 also without the rule (WIDE_TILES)
 const result = {wide: await steps(128, {packedWide: undefined}), rows64: await steps(64, {packedWide: undefined}),
-  off: await steps(128, {packedWide: false})};
+  off: await steps(128, {packedWide: false}), reach: await steps(128, {packedWide: undefined}, 1024, 2048),
+  short: await steps(128, {packedWide: undefined}, 1024, 1984),
+  offWideTiles: await steps(128, {packedWide: false}, 12288, 1024)};
 context.destroy();
 return result;
 """
@@ -624,6 +632,10 @@ def test_packed_prefill_products_take_wide_tiles(webnn_page, server_url):
     assert got["wide"][0] == ["matmul_tiled128_split_qu4zu4w", 256] and got["wide"][1][0] == "matmul_split_reduce", got
     assert got["rows64"][0] == ["matmul_tiled_split_qu4zu4w", 1024], got
     assert got["off"][0] == ["matmul_tiled_split_qu4zu4w", 1024], got
+    # the reach of 256 workgroups decides: exactly 256 takes the wide tiles, 248 not
+    assert got["reach"][0] == ["matmul_tiled128_split_qu4zu4w", 256] and got["short"][0][0] == "matmul_tiled_split_qu4zu4w", got
+    # switched off, tiles wide by their count alone split as other packed products (1024 workgroups)
+    assert got["offWideTiles"][0] == ["matmul_tiled128_split_qu4zu4w", 960], got
 
 
 _DECODE_JS = _NVIDIA_PLAN_JS + """

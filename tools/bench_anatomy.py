@@ -8,7 +8,7 @@ context's ``kernelOverrides`` slot: ``default`` is the adapter's choice, ``nospl
 (``{attention: false / true}``) leave matmul -> softmax -> matmul unfused or fuse it
 (compile/attention.js; fused by default on hardware adapters); ``split64`` and ``split256``
 split towards 64 or 256 (``split32``: 32, ``split120``: 120) workgroups instead of 128, which
-moves the 4-way band with it (to 48-63 and 192-255 workgroups; see ops/matmul_kernels.js
+moves the 4-way band with it (to 48-63 and 192-255 workgroups; see ops/matmul_choice.js
 splitCount()); ``near1`` /
 ``near2`` / ``near3`` split the products of 96-127 workgroups 1 (not at all), 2 or 3 ways
 instead of 4 (``kernelOverrides.nearSplit``); ``ceil`` splits the products of under 64

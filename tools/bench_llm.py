@@ -197,17 +197,21 @@ def format_table(run: dict[str, Any]) -> str:
                      f"{floor['tokensPerS']:,.0f} tokens/s at most"
                      + (" (a GPU's figure: this adapter is a software one, its timings say nothing about a GPU)"
                         if (run.get("adapter") or {}).get("isFallbackAdapter") else ""))
-        polyfill, ort = model["runtimes"].get("webnn-ep", {}), model["runtimes"].get("webgpu", {})
-        if "gpuBytesPrefillSession" in polyfill:
-            largest = ", ".join(_mb(b["bytes"]) for b in polyfill["gpuLargestAfterLoad"][:6])
-            lines.append(f"{model['name']}: the polyfill holds {_mb(polyfill['gpuBytesPrefillSession'])} MB after the "
-                         f"prefill session, {_mb(polyfill['gpuBytesAfterLoad'])} MB after the decode session and the KV "
-                         f"cache ({_mb(polyfill['cacheBytes'])} MB); largest buffers (MB): {largest}")
-        if "contextCalls" in polyfill:
-            c = polyfill["contextCalls"]
-            lines.append(f"{model['name']}: the polyfill's calls (host ms): " + "; ".join(
-                f"{phase} " + ", ".join(f"{n} {v['ms']:.2f} ({v['calls']:g}×)" for n, v in c[phase].items())
-                for phase in ("prefill", "decodeStep")))
+        ort = model["runtimes"].get("webgpu", {})
+        # each WebNN EP run (several with repeated --tuning), named where there are several
+        polyfills = {n: r for n, r in model["runtimes"].items() if n.startswith("webnn-ep")}
+        for name, polyfill in polyfills.items():
+            who = f"the polyfill ({runtime_label(name, polyfill)})" if len(polyfills) > 1 else "the polyfill"
+            if "gpuBytesPrefillSession" in polyfill:
+                largest = ", ".join(_mb(b["bytes"]) for b in polyfill["gpuLargestAfterLoad"][:6])
+                lines.append(f"{model['name']}: {who} holds {_mb(polyfill['gpuBytesPrefillSession'])} MB after the "
+                             f"prefill session, {_mb(polyfill['gpuBytesAfterLoad'])} MB after the decode session and the KV "
+                             f"cache ({_mb(polyfill['cacheBytes'])} MB); largest buffers (MB): {largest}")
+            if "contextCalls" in polyfill:
+                c = polyfill["contextCalls"]
+                lines.append(f"{model['name']}: {who}'s calls (host ms): " + "; ".join(
+                    f"{phase} " + ", ".join(f"{n} {v['ms']:.2f} ({v['calls']:g}×)" for n, v in c[phase].items())
+                    for phase in ("prefill", "decodeStep")))
         for name, r in model["runtimes"].items():
             times = r.get("ttftTimesMs") or []
             if len(times) >= CLOCK_RUNS:

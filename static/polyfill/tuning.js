@@ -54,7 +54,7 @@ export const SWITCHES = Object.freeze({
   qgemvSerial: {default: undefined, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the packed-weight matrix-vector kernel)', valid: bool,
     what: 'one invocation a column with no barrier (undefined: on software adapters), instead of 32 invocations sharing a column'},
   packedWide: {default: true, unit: 'boolean', readBy: 'ops/matmul_choice.js chooseMatmulKernel', valid: bool,
-    what: 'packed-weight products of 128 rows or more take 128x128 tiles split to about 256 workgroups where they can reach that many (false: as float products, 128x128 tiles from WIDE_TILES on, split to 1024 workgroups)'},
+    what: 'packed-weight products of 128 rows or more take 128x128 tiles split to about 256 workgroups where they can reach that many (false: 128x128 tiles only from WIDE_TILES on, as float products, and split to 1024 workgroups as other packed products)'},
   packedWords: {default: true, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the tiled kernels of packed-weight products)', valid: bool,
     what: 'tiled products load packed weights a word at a time with one scale lookup a word where the layout allows (false: an element at a time)'},
   gatedPairs: {default: true, unit: 'boolean', readBy: 'compile/gated_pairs.js gatedPairsPass', valid: bool,

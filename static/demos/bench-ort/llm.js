@@ -27,6 +27,7 @@
  * {error}}}]} or `window.lastError` = {name, message}.
  */
 import {ready} from '/polyfill/webnn.js';
+import {DEFAULT_TUNING, withTuning} from '/polyfill/tuning.js';
 import {median} from '/demos/image-classification/model.js';
 import {argmax} from '/demos/text-generation/sampler.js';
 import {profileWebnnEp, timeContextCalls} from './llm_profile.js';
@@ -58,10 +59,10 @@ async function adapterInfo() {
   return null;
 }
 
-async function benchRuntime({runtime, tuning}, base, maxLength, prompt, config, where) {
+async function benchRuntime({key, runtime, tuning}, base, maxLength, prompt, config, where) {
   const memory = gpuMemory();
   memory.startWindow();
-  await progress(`${where}, ${runtime}: loading…`);
+  await progress(`${where}, ${key}: loading…`);
   let t = performance.now();
   const r = await loadRuntime(runtime, base, maxLength, tuning);
   try {
@@ -70,7 +71,7 @@ async function benchRuntime({runtime, tuning}, base, maxLength, prompt, config, 
     if (r.firstSessionBytes !== undefined) result.gpuBytesPrefillSession = r.firstSessionBytes;
     result.gpuLargestAfterLoad = memory.largest(12);
     if (config.warmup) {
-      await progress(`${where}, ${runtime}: warm-up…`);
+      await progress(`${where}, ${key}: warm-up…`);
       const first = argmax(await r.prefill(prompt));
       await r.step(first, prompt.length);
       await r.step(first, prompt.length + 1);
@@ -81,13 +82,13 @@ async function benchRuntime({runtime, tuning}, base, maxLength, prompt, config, 
     const polyfillCalls = runtime === 'webnn-ep' && globalThis.MLContext;
     let calls = polyfillCalls ? timeContextCalls() : null;
     for (let i = 0; i < config.prefillRuns; i++) {
-      await progress(`${where}, ${runtime}: prefill ${i + 1} of ${config.prefillRuns} (${prompt.length} tokens)…`);
+      await progress(`${where}, ${key}: prefill ${i + 1} of ${config.prefillRuns} (${prompt.length} tokens)…`);
       t = performance.now();
       token = argmax(await r.prefill(prompt));
       ttft.push(performance.now() - t);
     }
     const prefillCalls = calls?.stop(config.prefillRuns);
-    await progress(`${where}, ${runtime}: ${config.new} decode steps…`);
+    await progress(`${where}, ${key}: ${config.new} decode steps…`);
     const tokens = [token];
     calls = polyfillCalls ? timeContextCalls() : null;
     t = performance.now();
@@ -162,9 +163,12 @@ async function main() {
     maxLength: params.has('maxLength') ? count('maxLength', 0, 2) : undefined,
     prefillRuns: count('prefillRuns', 1, 1), warmup: count('warmup', 1, 0) > 0, profile: params.get('profile') === '1',
     tunings: params.has('tuning') ? [JSON.parse(params.get('tuning'))].flat() : [null]};
-  if (!config.tunings.length || config.tunings.some((t) => t !== null && (typeof t !== 'object' || Array.isArray(t)))) {
-    throw new TypeError('tuning: a JSON object of tuning switches, or a non-empty array of them');
-  }
+  if (!config.tunings.length) throw new TypeError('tuning: a JSON object of tuning switches, or a non-empty array of them');
+  // every set checked before the first run, so a typo in the last fails at once
+  config.tunings.forEach((t, i) => {
+    if (Array.isArray(t)) throw new TypeError(`tuning ${i + 1}: an object of tuning switches, not an array`);
+    withTuning(DEFAULT_TUNING, t, `tuning ${i + 1}`);
+  });
   const {implementation} = await ready;
   gpuMemory();  // before any runtime creates a buffer
   const adapter = await adapterInfo();

@@ -22,8 +22,8 @@ const PACKED_SPLIT_GROUPS = 1024;
 /**
  * Packed-weight products of at least 128 rows take 128x128 tiles where, split along K, they can
  * reach this many workgroups, and are split to about this many (not PACKED_SPLIT_GROUPS): each
- * weight is then dequantized once for 128 rows instead of twice, and the large products ran
- * 1.2-1.3x faster so while the LLM's own shapes kept their time (docs/packed-weights.md).
+ * weight is then dequantized once for 128 rows instead of twice: large products took 0.75-0.82x
+ * their time, an LLM's own shapes the same (docs/packed-weights.md).
  */
 const PACKED_WIDE_GROUPS = 256;
 /** ...products of three quarters as many up to SPLIT_GROUPS this many ways (those between half and three quarters: none). */
@@ -48,29 +48,30 @@ export function chooseMatmulKernel(ctx, M, N, batches, dataType, packedK = 0) {
   if (override) return override;
   if (isSoftwareAdapter(ctx)) return 'blocked';
   if (M <= GEMV_ROWS) return 'gemv';
-  const tiles = batches * Math.ceil(M / 128) * Math.ceil(N / 128);
-  if (packedK && packedWide(ctx, M, tiles, packedK)) return 'tiled128';
-  const wide = tiles >= WIDE_TILES;
+  if (packedK && packedWide(ctx, M, N, batches, packedK)) return 'tiled128';
+  const wide = batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES;
   if (dataType && matrixUnitsFor(ctx, dataType)) return wide ? 'matrix128' : 'matrix';
   return wide ? 'tiled128' : 'tiled';
 }
 
 /**
- * Whether a packed-weight product of M rows, `tiles` 128x128 tiles and depth K takes them
- * (PACKED_WIDE_GROUPS): at least 128 rows, and the tiles times the most splits K allows reach
+ * Whether a packed-weight M x N x K product (of `batches`) takes 128x128 tiles by the rule of
+ * PACKED_WIDE_GROUPS: at least 128 rows, and its tiles times the most splits K allows reach
  * PACKED_WIDE_GROUPS workgroups (an LLM's narrow q/k/v and output products keep the 64x64 tiles'
- * twice as many). The tuning switch `packedWide` false: never.
+ * four times as many). The tuning switch `packedWide` false: never.
  */
-function packedWide(ctx, M, tiles, K) {
-  if (!ctx.tuning.packedWide) return false;
+export function packedWide(ctx, M, N, batches, K) {
+  if (!ctx.tuning.packedWide || M < 128) return false;
+  const tiles = batches * Math.ceil(M / 128) * Math.ceil(N / 128);
   const splits = Math.min(SPLIT_MAX, Math.max(1, Math.floor(K / (ctx.tuning.splitMinK ?? SPLIT_MIN_K))));
-  return M >= 128 && tiles * splits >= PACKED_WIDE_GROUPS;
+  return tiles * splits >= PACKED_WIDE_GROUPS;
 }
 
 /**
  * How many ranges of K a tiled product of `groups` workgroups is split into: 1 on CPU adapters
  * (they run the blocked kernel) and for products of SPLIT_GROUPS (PACKED_SPLIT_GROUPS when
- * `packed`: its B packed weights; PACKED_WIDE_GROUPS for those on 128x128 tiles, `wide`) workgroups or more; NEAR_SPLIT
+ * `packed`: its B packed weights; PACKED_WIDE_GROUPS when `wide`: on the 128x128 tiles packedWide
+ * chose) workgroups or more; NEAR_SPLIT
  * from three quarters of that; 1 from half of it (the reduce step would cost what the split
  * saves); else as many splits as keep the product within SPLIT_GROUPS workgroups (at least 2),
  * not more: past the GPU's core count some cores run two workgroups and the product waits for

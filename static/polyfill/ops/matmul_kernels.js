@@ -13,7 +13,7 @@
  *  - gemv (matmul_gemv.js; M <= 4, or N <= 4 by computing the transposed product): four output
  *    elements per workgroup splitting K across 64 invocations each when B is contiguous along K,
  *    else one invocation per column with K split four ways; partial sums meet in workgroup memory.
- * On hardware adapters a tiled product of few tiles (under 64 workgroups, or 96-127) is split
+ * On hardware adapters a tiled product of few tiles (float: under 64 workgroups, or 96-127) is split
  * along K (matmul_choice.js splitCount()): one dispatch of partial products, one that adds them and stores
  * Y; where only a normalization reads Y (compile/split_norm.js), that normalization's step adds them instead
  * (addSplitRead) and the reduce step is not emitted.
@@ -29,7 +29,7 @@ import {addMathHelpers} from '../gpu/math.js';
 import {scaleMapUniforms, wordLoads} from './packed_weights.js';
 import {chooseGemvConfig, normFits, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
 import {MATRIX_DEPTH, matrixFits, matrixShader, matrixUnitsFor} from './matmul_matrix_units.js';
-import {GEMV_ROWS, chooseMatmulKernel, splitCount} from './matmul_choice.js';
+import {GEMV_ROWS, chooseMatmulKernel, packedWide, splitCount} from './matmul_choice.js';
 
 /** Uniforms every matrix kernel declares, in this order. */
 function declareCommon(shader, batchRank, hasC) {
@@ -261,7 +261,7 @@ export function matmulStep(L, p) {
       return storeStep(L, q, shader, [norm ? norm.x : a, ...bValues, ...(hasC ? [c] : []), ...(norm?.scale ? [norm.scale] : []), y],
         uniforms, {groups: gemvWorkgroups(serial && pair ? N / 2 : N, serial, config)}, undefined, Boolean(norm));
     }
-    if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, N, batches);
+    if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, p.pair ? N / 2 : N, batches, undefined, K);
   }
   if (kernel === 'gemv' && bStrides[0] === 1 && K > 1) {
     shader = gemvDotShader(variant, declareCommon, storeY);
@@ -285,7 +285,9 @@ export function matmulStep(L, p) {
     const make = units ? (v) => matrixShader({...v, wide: tile === 128, units}, declareCommon, storeY)
       : (v) => tiledShader({...v, wide: tile === 128}, declareCommon, storeY);
     const depth = units ? MATRIX_DEPTH : 16;
-    const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant), tile === 128);
+    // packed products on the 128x128 tiles of packedWide split to fewer workgroups
+    const wide = Boolean(variant.quant) && tile === 128 && packedWide(L.ctx, M, p.pair ? N / 2 : N, batches, K);
+    const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant), wide);
     if (splits > 1 || p.pair) return splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values: [a, bValues, c, y]});
     shader = make(variant);
   }
