@@ -33,6 +33,15 @@ const SPLIT_MIN_K = 64;
 /** The most splits of one product. */
 const SPLIT_MAX = 32;
 
+/** 128x128 tiles of an M x N product of `batches`. */
+function wideTiles(M, N, batches) {
+  return batches * Math.ceil(M / 128) * Math.ceil(N / 128);
+}
+
+/** The most ranges K splits into: each at least SPLIT_MIN_K (`splitMinK`) deep, SPLIT_MAX at most. */
+function mostSplits(ctx, K) {
+  return Math.min(SPLIT_MAX, Math.max(1, Math.floor(K / (ctx.tuning.splitMinK ?? SPLIT_MIN_K))));
+}
 
 /**
  * The kernel for an M x N x K product of `dataType`: 'gemv' for few rows, 'blocked' on a CPU
@@ -49,7 +58,7 @@ export function chooseMatmulKernel(ctx, M, N, batches, dataType, packedK = 0) {
   if (isSoftwareAdapter(ctx)) return 'blocked';
   if (M <= GEMV_ROWS) return 'gemv';
   if (packedK && packedWide(ctx, M, N, batches, packedK)) return 'tiled128';
-  const wide = batches * Math.ceil(M / 128) * Math.ceil(N / 128) >= WIDE_TILES;
+  const wide = wideTiles(M, N, batches) >= WIDE_TILES;
   if (dataType && matrixUnitsFor(ctx, dataType)) return wide ? 'matrix128' : 'matrix';
   return wide ? 'tiled128' : 'tiled';
 }
@@ -62,9 +71,7 @@ export function chooseMatmulKernel(ctx, M, N, batches, dataType, packedK = 0) {
  */
 export function packedWide(ctx, M, N, batches, K) {
   if (!ctx.tuning.packedWide || M < 128) return false;
-  const tiles = batches * Math.ceil(M / 128) * Math.ceil(N / 128);
-  const splits = Math.min(SPLIT_MAX, Math.max(1, Math.floor(K / (ctx.tuning.splitMinK ?? SPLIT_MIN_K))));
-  return tiles * splits >= PACKED_WIDE_GROUPS;
+  return wideTiles(M, N, batches) * mostSplits(ctx, K) >= PACKED_WIDE_GROUPS;
 }
 
 /**
@@ -89,6 +96,5 @@ export function splitCount(ctx, groups, K, packed = false, wide = false) {
   if (groups >= target * 3 / 4) wanted = o.nearSplit ?? NEAR_SPLIT;
   else if (groups >= target / 2) return 1;
   else wanted = o.splitRound === 'ceil' ? Math.ceil(target / groups) : Math.max(2, Math.floor(target / groups));
-  const most = Math.max(1, Math.floor(K / (o.splitMinK ?? SPLIT_MIN_K)));
-  return Math.min(SPLIT_MAX, most, wanted);
+  return Math.min(mostSplits(ctx, K), wanted);
 }

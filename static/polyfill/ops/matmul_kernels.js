@@ -218,8 +218,9 @@ export function matmulStep(L, p) {
   // B's layout allows (below), unless the tuning switch `matmul` forces a kernel; a gated pair
   // takes the tile its halves would (its twice as many columns would otherwise cross WIDE_TILES
   // into tiles whose split partial sums take four times the memory, docs/performance.md)
+  const choiceN = p.pair ? N / 2 : N;
   let kernel = p.kernel ?? (quant && M === 1 && !L.ctx.tuning.matmul ? 'qgemv'
-    : chooseMatmulKernel(L.ctx, M, p.pair ? N / 2 : N, batches, dataType, quant ? K : 0));
+    : chooseMatmulKernel(L.ctx, M, choiceN, batches, dataType, quant ? K : 0));
   // the matrix units: float B of a data type that may use them (float32 only under productPrecision
   // 'float16', even where the tuning forces the kernel), on a device that has them and holds the
   // kernel (a device made with the default limits may not hold the wide tiles); else the tiled
@@ -261,7 +262,7 @@ export function matmulStep(L, p) {
       return storeStep(L, q, shader, [norm ? norm.x : a, ...bValues, ...(hasC ? [c] : []), ...(norm?.scale ? [norm.scale] : []), y],
         uniforms, {groups: gemvWorkgroups(serial && pair ? N / 2 : N, serial, config)}, undefined, Boolean(norm));
     }
-    if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, p.pair ? N / 2 : N, batches, undefined, K);
+    if (kernel === 'qgemv') kernel = chooseMatmulKernel(L.ctx, M, choiceN, batches, undefined, K);
   }
   if (kernel === 'gemv' && bStrides[0] === 1 && K > 1) {
     shader = gemvDotShader(variant, declareCommon, storeY);
@@ -286,7 +287,7 @@ export function matmulStep(L, p) {
       : (v) => tiledShader({...v, wide: tile === 128}, declareCommon, storeY);
     const depth = units ? MATRIX_DEPTH : 16;
     // packed products on the 128x128 tiles of packedWide split to fewer workgroups
-    const wide = Boolean(variant.quant) && tile === 128 && packedWide(L.ctx, M, p.pair ? N / 2 : N, batches, K);
+    const wide = Boolean(variant.quant) && tile === 128 && packedWide(L.ctx, M, choiceN, batches, K);
     const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant), wide);
     if (splits > 1 || p.pair) return splitStep(L, p, {variant, make, depth, uniforms, groups, splits, values: [a, bValues, c, y]});
     shader = make(variant);
