@@ -22,8 +22,8 @@ const PACKED_SPLIT_GROUPS = 1024;
 /**
  * Packed-weight products of at least 128 rows take 128x128 tiles where, split along K, they can
  * reach this many workgroups, and are split to about this many (not PACKED_SPLIT_GROUPS): each
- * weight is then dequantized once for 128 rows instead of twice: large products took 0.75-0.82x
- * their time, an LLM's own shapes the same (docs/packed-weights.md).
+ * weight is then dequantized once for 128 rows instead of twice, which made large products faster
+ * and left an LLM's own shapes as they were (docs/packed-weights.md has the measurements).
  */
 const PACKED_WIDE_GROUPS = 256;
 /** ...products of three quarters as many up to SPLIT_GROUPS this many ways (those between half and three quarters: none). */
