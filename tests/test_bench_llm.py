@@ -20,10 +20,12 @@ PROMPT, NEW = 6, 5
 
 
 def test_bench_llm_runtimes_agree_on_the_tiny_decoder(tmp_path):
+    """Also ``--interleave 2``: the three runtimes' prefills timed in turn with all of them loaded,
+    the second round in reverse order, each prefill's token the reference's first."""
     out = tmp_path / "bench-llm.json"
     done = subprocess.run([sys.executable, "-m", "tools.bench_llm", "--models", "tiny", "--prompt-tokens", str(PROMPT),
                            "--new-tokens", str(NEW), "--reference", "--bandwidth", "h100", "--timeout", "120",
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=240)
+                           "--interleave", "2", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     run = json.loads(out.read_text(encoding="utf-8"))
     (model,) = run["models"]
@@ -44,6 +46,14 @@ def test_bench_llm_runtimes_agree_on_the_tiny_decoder(tmp_path):
     assert model["floor"]["bandwidth"] == 3.35e12
     assert model["floor"]["bytesPerToken"] == decode_bytes(prepare("tiny"), 16)
     assert "| tiny | ORT-web WebNN EP on the polyfill |" in done.stdout and "tiny: floor" in done.stdout
+    assert model["interleavedOrder"] == ["webnn-ep", "webgpu", "wasm", "wasm", "webgpu", "webnn-ep"]
+    for name, r in model["runtimes"].items():
+        inter = r["interleaved"]
+        assert inter["tokens"] == [reference[0]] * 2 and inter["agree"], name
+        assert len(inter["ttftTimesMs"]) == 2 and abs(inter["ttftMs"] - sum(inter["ttftTimesMs"]) / 2) < 1e-9, name
+    assert "tiny: interleaved TTFT (2 rounds of one prefill each, the order reversed every round): " \
+           "ORT-web WebNN EP on the polyfill median" in done.stdout, done.stdout
+    assert "tiny: interleaved TTFT ORT-web WebNN EP on the polyfill / ORT-web WebGPU EP = " in done.stdout, done.stdout
 
 
 def test_bench_llm_profiles_the_polyfill_with_its_tuning(tmp_path):

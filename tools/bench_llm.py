@@ -28,12 +28,15 @@ Usage::
 
     python -m tools.bench_llm [--models tiny,smollm2,qwen-shape] [--runtimes webnn-ep,webgpu,wasm]
         [--prompt-tokens 128] [--new-tokens 128] [--max-length L] [--prefill-runs 1] [--bandwidth 4.8e12]
-        [--reference] [--threads 1] [--tuning JSON [--tuning JSON ...]] [--profile]
+        [--reference] [--threads 1] [--tuning JSON [--tuning JSON ...]] [--interleave ROUNDS] [--profile]
         [--out bench-results/bench-llm.json] [--timeout SECONDS]
 
 ``--tuning`` more than once runs the WebNN EP once per switch set, in turn, in the same page
 (rows ``webnn-ep``, ``webnn-ep#2``, …): on a GPU whose clock wanders between page runs only a
 same-page comparison shows what a switch does (repeat the first set last to bracket drift).
+``--interleave ROUNDS`` then times the runtimes' prefills alternately with all of them loaded (the
+order reversed every round): the runs one after another give the later runtime a GPU whose clock
+the earlier one raised, so only the interleaved times compare TTFT fairly from an idle GPU.
 
 Exit status: 0 when every runtime ran and the greedy tokens agreed, 1 when one failed or
 disagreed, 2 when the run itself failed.
@@ -119,7 +122,7 @@ def reference_tokens(folder: Path, max_length: int, prompt: list[int], new_token
 
 def page_url(base_url: str, models: list[str], runtimes: list[str], prompt: int, new: int,
              max_length: int | None, prefill_runs: int, threads: int, profile: bool = False,
-             tuning: list[dict[str, Any]] | None = None) -> str:
+             tuning: list[dict[str, Any]] | None = None, interleave: int = 0) -> str:
     params = {"models": ",".join(FOLDERS[m] for m in models), "runtimes": ",".join(runtimes), "prompt": prompt,
               "new": new, "prefillRuns": prefill_runs, "webnn": "polyfill", "threads": threads}
     if profile:
@@ -128,6 +131,8 @@ def page_url(base_url: str, models: list[str], runtimes: list[str], prompt: int,
         params["tuning"] = json.dumps(tuning[0] if len(tuning) == 1 else tuning, separators=(",", ":"))
     if max_length:
         params["maxLength"] = max_length
+    if interleave:
+        params["interleave"] = interleave
     if threads > 1:
         params["coi"] = 1
     return f"{base_url}/demos/bench-ort/llm.html?{urlencode(params)}"
@@ -135,7 +140,8 @@ def page_url(base_url: str, models: list[str], runtimes: list[str], prompt: int,
 
 def add_agreement(run: dict[str, Any], references: dict[str, list[int]]) -> bool:
     """Per model: ``agree`` per runtime (its greedy tokens equal the first runtime's, or the
-    reference's when there is one; ``agreeSteps`` the equal leading tokens); True when all ran and agreed."""
+    reference's when there is one; ``agreeSteps`` the equal leading tokens), and of its interleaved
+    prefills (each one's token the first of those); True when all ran and agreed."""
     ok = True
     for model in run["models"]:
         ran = {n: r for n, r in model["runtimes"].items() if "error" not in r}
@@ -151,6 +157,11 @@ def add_agreement(run: dict[str, Any], references: dict[str, list[int]]) -> bool
                 same += 1
             r["agreeSteps"], r["agree"] = same, r["tokens"] == expected
             ok = ok and r["agree"]
+            if "interleaved" in r:
+                inter = r["interleaved"]
+                inter["agree"] = bool(inter["tokens"]) and all(t == expected[0] for t in inter["tokens"])
+                ok = ok and inter["agree"]
+        ok = ok and "interleavedError" not in model
     return ok
 
 
@@ -220,6 +231,7 @@ def format_table(run: dict[str, Any]) -> str:
                 lines.append(f"{model['name']}: {runtime_label(name, r)} TTFT of the {len(times)} prefills in "
                              f"turn (ms): {', '.join(f'{t:.1f}' for t in times)}; median of the last {CLOCK_RUNS} "
                              f"{statistics.median(times[-CLOCK_RUNS:]):.1f}")
+        lines += interleaved_lines(model)
         for name, r in model["runtimes"].items():
             if name.startswith("webnn-ep") and "decodeTokensPerS" in r and "decodeTokensPerS" in ort:
                 lines.append(f"{model['name']}: decode {runtime_label(name, r)} / ORT-web WebGPU EP = "
@@ -236,6 +248,27 @@ def format_table(run: dict[str, Any]) -> str:
     for skipped in run.get("skipped", []):
         lines.append(f"skipped {skipped}")
     return "\n".join(lines)
+
+
+def interleaved_lines(model: dict[str, Any]) -> list[str]:
+    """The interleaved prefills of a model (``--interleave``): each run's TTFTs and median, and the
+    WebNN EP runs' median over ORT's WebGPU EP's."""
+    name = model["name"]
+    if "interleavedError" in model:
+        return [f"{name}: interleaved prefills failed: {model['interleavedError']}"]
+    runs = {n: r["interleaved"] for n, r in model["runtimes"].items() if "interleaved" in r}
+    if not runs:
+        return []
+    rounds = len(next(iter(runs.values()))["ttftTimesMs"])
+    lines = [f"{name}: interleaved TTFT ({rounds} rounds of one prefill each, the order reversed every round): " + "; ".join(
+        f"{runtime_label(n, model['runtimes'][n])} median {r['ttftMs']:.1f} ms ({', '.join(f'{t:.1f}' for t in r['ttftTimesMs'])})"
+        + ("" if r.get("agree", True) else " TOKENS DIFFER") for n, r in runs.items())]
+    ort = runs.get("webgpu")
+    for n, r in runs.items():
+        if n.startswith("webnn-ep") and ort:
+            lines.append(f"{name}: interleaved TTFT {runtime_label(n, model['runtimes'][n])} / ORT-web WebGPU EP = "
+                         f"{r['ttftMs'] / ort['ttftMs']:.2f}×")
+    return lines
 
 
 def format_profiles(run: dict[str, Any]) -> str:
@@ -260,7 +293,7 @@ def format_profiles(run: dict[str, Any]) -> str:
 
 def bench(models: list[str], runtimes: list[str], prompt: int, new: int, max_length: int | None, prefill_runs: int,
           threads: int, timeout_s: float, launches: int = 3, profile: bool = False,
-          tuning: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+          tuning: list[dict[str, Any]] | None = None, interleave: int = 0) -> dict[str, Any]:
     """Run the page once in a fresh headless browser; its ``window.lastRun`` plus ``browser``."""
     from playwright.sync_api import sync_playwright
 
@@ -269,7 +302,7 @@ def bench(models: list[str], runtimes: list[str], prompt: int, new: int, max_len
 
     with serve_in_thread(create_app()) as base_url, sync_playwright() as p:
         return run_page_retrying(p, page_url(base_url, models, runtimes, prompt, new, max_length, prefill_runs, threads, profile,
-                                          tuning),
+                                          tuning, interleave),
                                  timeout_s, launches, "bench-llm")
 
 
@@ -317,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tuning", type=_tuning, action="append", default=None,
                         help="JSON object of the polyfill's tuning switches for the WebNN EP's context (e.g. '{\"splitK\": 2}'); "
                              "given more than once, the WebNN EP runs once per object in the same page (webnn-ep, webnn-ep#2, …)")
+    parser.add_argument("--interleave", type=int, default=0, metavar="ROUNDS",
+                        help="then load every run together and time ROUNDS prefills of each, alternating, the order "
+                             "reversed every round: a time to first token from the same GPU clock for all")
     parser.add_argument("--profile", action="store_true",
                         help="then profile the polyfill's prefill and decode graphs (GPU ms per step) and print the slowest")
     args = parser.parse_args(argv)
@@ -326,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     new = args.new_tokens or defaults[1]
     models = _names(parser, args.models or defaults[2], tuple(FOLDERS), "--models")
     runtimes = _names(parser, args.runtimes, RUNTIMES, "--runtimes")
+    if args.interleave < 0:
+        parser.error("--interleave takes a number of rounds >= 0")
     if (args.tuning or args.profile) and "webnn-ep" not in runtimes:
         parser.error("--tuning and --profile concern the webnn-ep runtime; add it to --runtimes")
     skipped, folders = [], {}
@@ -339,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         if not folders:
             raise FileNotFoundError("no model to run: " + "; ".join(skipped))
         run = bench(list(folders), runtimes, prompt, new, args.max_length, args.prefill_runs, args.threads, args.timeout,
-                    args.launches, args.profile, args.tuning)
+                    args.launches, args.profile, args.tuning, args.interleave)
         references = {}
         for model in run["models"]:
             name = next(n for n in folders if FOLDERS[n] == model["model"])

@@ -13,7 +13,11 @@
  * the webnn-ep runtime's context, tuning.js; a JSON array of such objects runs webnn-ep once for
  * each, in turn, in the same page, as `webnn-ep`, `webnn-ep#2`, … — a same-page comparison of
  * switches, which separate page runs on a GPU whose clock wanders cannot give; the profile takes
- * the first).
+ * the first), interleave (rounds, default 0: after the runs above, every run's runtime loaded
+ * together and warmed up with one prefill, then each round one timed prefill of each, the order
+ * reversed every round (A B, B A, ...), so that the runtimes meet the GPU's clock alike: a fair
+ * time to first token where back-to-back runs would give the later one a GPU the earlier one
+ * warmed).
  * The prompt is fixed pseudo-random token ids. Runtimes run one after another, each released
  * before the next loads, so the GPU memory figures are each runtime's own.
  * Sets `window.lastRun` = {adapter, implementation, ortVersion, config, models: [{model,
@@ -23,8 +27,9 @@
  * gpuBytesPrefillSession? (webnn-ep: after its first session), gpuLargestAfterLoad (the 12 largest
  * buffers, {bytes, usage, label}: the label the runtime gave createBuffer), gpuPeakBytes,
  * contextCalls? (webnn-ep: the polyfill's dispatch / readTensor / writeTensor host ms and calls
- * per prefill and per decode step, llm_profile.js)} |
- * {error}}}]} or `window.lastError` = {name, message}.
+ * per prefill and per decode step, llm_profile.js), interleaved? {ttftMs (the median),
+ * ttftTimesMs, tokens (each prefill's argmax)}} | {error}}, interleavedOrder? (the runs' keys in the
+ * order their prefills were timed), interleavedError?}]} or `window.lastError` = {name, message}.
  */
 import {ready} from '/polyfill/webnn.js';
 import {DEFAULT_TUNING, withTuning} from '/polyfill/tuning.js';
@@ -125,6 +130,14 @@ async function benchModel(name, config, where) {
     if (run.runtime === 'webnn-ep' && config.tunings.length > 1) runtimes[run.key].tuning = run.tuning;
   }
   const result = {model: name, config: meta.config, maxLength, prompt, runtimes};
+  const ran = runList(config).filter((run) => !runtimes[run.key].error);
+  if (config.interleave && ran.length) {
+    try {
+      result.interleavedOrder = await interleaved(ran, runtimes, base, maxLength, prompt, config, `${where}: ${name}`);
+    } catch (error) {
+      result.interleavedError = errorText(error);
+    }
+  }
   if (config.profile) {
     await progress(`${where}: ${name}, profiling the polyfill's graphs…`);
     try {
@@ -134,6 +147,40 @@ async function benchModel(name, config, where) {
     }
   }
   return result;
+}
+
+/**
+ * The interleaved prefills (module comment, `interleave`): sets runtimes[key].interleaved of each
+ * run and returns the keys in the order their prefills were timed.
+ */
+async function interleaved(runs, runtimes, base, maxLength, prompt, config, where) {
+  const loaded = [];
+  const order = [];
+  try {
+    for (const run of runs) {
+      await progress(`${where}, interleaved: loading ${run.key}…`);
+      loaded.push({key: run.key, r: await loadRuntime(run.runtime, base, maxLength, run.tuning), times: [], tokens: []});
+    }
+    if (config.warmup) {
+      for (const l of loaded) {
+        await progress(`${where}, interleaved: warm-up of ${l.key}…`);
+        await l.r.prefill(prompt);
+      }
+    }
+    for (let i = 0; i < config.interleave; i++) {
+      for (const l of i % 2 ? [...loaded].reverse() : loaded) {
+        await progress(`${where}, interleaved round ${i + 1} of ${config.interleave}: ${l.key}…`);
+        const t = performance.now();
+        l.tokens.push(argmax(await l.r.prefill(prompt)));
+        l.times.push(performance.now() - t);
+        order.push(l.key);
+      }
+    }
+  } finally {
+    for (const l of loaded) await l.r.release();
+  }
+  for (const l of loaded) runtimes[l.key].interleaved = {ttftMs: median(l.times), ttftTimesMs: l.times, tokens: l.tokens};
+  return order;
 }
 
 /**
@@ -162,6 +209,7 @@ async function main() {
   const config = {models, runtimes, prompt: count('prompt', 16, 1), new: count('new', 8, 1),
     maxLength: params.has('maxLength') ? count('maxLength', 0, 2) : undefined,
     prefillRuns: count('prefillRuns', 1, 1), warmup: count('warmup', 1, 0) > 0, profile: params.get('profile') === '1',
+    interleave: count('interleave', 0, 0),
     tunings: params.has('tuning') ? [JSON.parse(params.get('tuning'))].flat() : [null]};
   if (!config.tunings.length) throw new TypeError('tuning: a JSON object of tuning switches, or a non-empty array of them');
   // every set checked before the first run, so a typo in the last fails at once
