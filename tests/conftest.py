@@ -61,22 +61,6 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-#: The modules that take longest on SwiftShader (2026-12-07), slowest first. They run before the
-#: others, so that make test's workers (pytest-xdist, a module at a time) start the long ones early
-#: and finish together instead of one idling while the other runs a long module last.
-SLOW_MODULES = ("test_quantized_matmul", "test_split_norm", "test_fusion_attention", "test_fusion", "test_ops_gemm",
-                "test_conformance", "test_ort_webnn_ep", "test_pages", "test_bench_llm", "test_llm_decoder")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the SLOW_MODULES first, each module's tests in their own order (a stable sort)."""
-    def rank(item: pytest.Item) -> int:
-        name = item.path.stem
-        return SLOW_MODULES.index(name) if name in SLOW_MODULES else len(SLOW_MODULES)
-
-    items.sort(key=rank)
-
-
 # --------------------------------------------------------------------------- server
 
 
