@@ -36,7 +36,7 @@ Usage::
 same-page comparison shows what a switch does (repeat the first set last to bracket drift).
 ``--interleave ROUNDS`` then times the runtimes' prefills alternately with all of them loaded (the
 order reversed every round): the runs one after another give the later runtime a GPU whose clock
-the earlier one raised, so only the interleaved times compare TTFT fairly from an idle GPU.
+the earlier one raised, so only the interleaved times compare TTFT at the same GPU history.
 
 Exit status: 0 when every runtime ran and the greedy tokens agreed, 1 when one failed or
 disagreed, 2 when the run itself failed.
