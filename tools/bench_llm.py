@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
                              "given more than once, the WebNN EP runs once per object in the same page (webnn-ep, webnn-ep#2, …)")
     parser.add_argument("--interleave", type=int, default=0, metavar="ROUNDS",
                         help="then load every run together and time ROUNDS prefills of each, alternating, the order "
-                             "reversed every round: a time to first token from the same GPU clock for all")
+                             "reversed every round: a time to first token at the same GPU history for all")
     parser.add_argument("--profile", action="store_true",
                         help="then profile the polyfill's prefill and decode graphs (GPU ms per step) and print the slowest")
     args = parser.parse_args(argv)
