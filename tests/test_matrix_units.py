@@ -58,6 +58,14 @@ _CASES = [
      {"matmul": "matrix128", "splitK": 3}],
     ["B broadcast over batches", [2, 3, 33, 40], [40, 50], {}, {}],
     # the adapter's other configurations (a case whose configuration it does not list runs tiled)
+    # the kernel's shapes (matrixKernel): two copies of 16-deep slices; 64-deep slices with result
+    # matrices stored two at a time and split tiles inside the product storing directly (the last
+    # row of tiles does not: M = 130); two copies of slices and of four results at a time, wide
+    # tiles split
+    ["two copies, 16-deep slices", [130, 66], [66, 257], {}, {"matmul": "matrix128", "matrixKernel": {"depth": 16, "stages": 2}}],
+    ["64-deep slices, direct split", [130, 200], [200, 192], {}, {"splitK": 3, "matrixKernel": {"depth": 64, "storeBatch": 2, "direct": True}}],
+    ["gemm, two copies, batches of four", [1024, 130], [1024, 250], {"aTranspose": True, "alpha": 1, "beta": 1},
+     {"matmul": "matrix128", "splitK": 3, "matrixKernel": {"stages": 2, "storeBatch": 4, "storeHalves": 2, "direct": True}}],
     ["configuration 16x8x16", [100, 70], [70, 130], {}, {"matrixConfig": "16x8x16"}],
     ["configuration 16x8x8, wide tiles", [130, 66], [66, 257], {}, {"matrixConfig": "16x8x8", "matmul": "matrix128"}],
 ]
@@ -73,7 +81,7 @@ const T = args.dataType;
 const typed = (f) => (T === 'float16' ? new Float16Array(f) : f);
 const out = [];
 for (const [name, sa, sb, options, tuning] of args.cases) {
-  configureContext(context, {tuning: {matmul: null, splitK: null, matrixGrid: null, matrixConfig: null, ...tuning}});
+  configureContext(context, {tuning: {matmul: null, splitK: null, matrixGrid: null, matrixConfig: null, matrixKernel: null, ...tuning}});
   const listed = contextInfo(context).matrixUnits !== null;
   const b = new MLGraphBuilder(context);
   const a = b.input('a', {dataType: T, shape: sa});
@@ -158,7 +166,7 @@ def test_float32_products_with_float16_precision(webnn_page, server_url):
 
 
 _SHAPES_JS = """
-const {matrixShader, matrixFits} = await import('/polyfill/ops/matmul_matrix_units.js');
+const {matrixShader, matrixFits, MATRIX_KERNEL} = await import('/polyfill/ops/matmul_matrix_units.js');
 const {declareIndexer} = await import('/polyfill/gpu/wgsl.js');
 // matmul_kernels.js's common uniforms and store_y, reduced to what the text needs
 const declareCommon = (shader, rank) => {
@@ -168,11 +176,14 @@ const declareCommon = (shader, rank) => {
 };
 const storeY = () => 'fn store_y(v: f32, m: u32, n: u32, y0: u32) { Y[y0 + m * u_y_sm() + n * u_y_sn()] = v; }';
 const unlimited = {maxComputeInvocationsPerWorkgroup: Infinity, maxComputeWorkgroupSizeX: Infinity, maxComputeWorkgroupStorageSize: Infinity};
-const out = {bad: [], made: 0, refused: 0};
+const out = {bad: [], made: 0, refused: 0, barriers: {}};
+// the kernel's shapes (tuning switch matrixKernel): the default, two copies of shallow slices,
+// deep slices with batched result stores and direct split stores
+const SHAPES = [{}, {depth: 16, stages: 2}, {depth: 64, storeBatch: 2, direct: true}, {stages: 2, storeBatch: 4, storeHalves: 2}];
 for (const [M, N, K] of [[16, 16, 16], [16, 8, 16], [16, 8, 8], [8, 8, 8], [32, 8, 16]]) {
   for (const subgroupSize of [32, 64, 128]) {
-    for (const rows of [1, 2, 4]) for (const cols of [1, 2, 4]) for (const wide of [false, true]) {
-      const units = {M, N, K, subgroupSize, grid: {rows, cols}};
+    for (const rows of [1, 2, 4]) for (const cols of [1, 2, 4]) for (const wide of [false, true]) for (const shape of SHAPES) {
+      const units = {M, N, K, subgroupSize, grid: {rows, cols}, ...MATRIX_KERNEL, ...shape};
       const tile = wide ? 128 : 64;
       for (const v of [{vecA: true, vecB: true}, {aKContiguous: false, bNContiguous: false, split: true}]) {
         const variant = {dataType: 'float16', batchRank: 1, hasC: false, aKContiguous: true, bNContiguous: true, vecA: false, vecB: false, ...v, wide, units};
@@ -183,6 +194,10 @@ for (const [M, N, K] of [[16, 16, 16], [16, 8, 16], [16, 8, 8], [8, 8, 8], [32, 
           continue;
         }
         out.made++;
+        // barriers of the 128-wide kernel of 2 x 2 subgroups of 32 and 16x16 matrices (16 result matrices a subgroup)
+        if (M === 16 && N === 16 && subgroupSize === 32 && rows === 2 && cols === 2 && wide) {
+          out.barriers[`${JSON.stringify(shape)}${v.split ? ' split' : ''}`] = source.split('workgroupBarrier()').length - 1;
+        }
         const size = Number(/@workgroup_size\\((\\d+)\\)/.exec(source)?.[1]);
         if (!matrixFits(tile, units, unlimited) || /NaNu|NaN[,;)]|Infinity|undefined|\\d\\.\\d+u\\b/.test(source) || size !== rows * cols * subgroupSize) {
           out.bad.push([M, N, K, subgroupSize, rows, cols, wide, source.match(/NaNu|NaN[,;)]|Infinity|undefined|\\d\\.\\d+u\\b/)?.[0] ?? `workgroup ${size}`]);
@@ -193,7 +208,7 @@ for (const [M, N, K] of [[16, 16, 16], [16, 8, 16], [16, 8, 8], [8, 8, 8], [32, 
 }
 // the device limits decide: WebGPU's defaults hold the 64-wide kernel of 2 x 2 subgroups of 32, not the 128-wide one
 const defaults = {maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupSizeX: 256, maxComputeWorkgroupStorageSize: 16384};
-const units = {M: 16, N: 16, K: 16, subgroupSize: 32, grid: {rows: 2, cols: 2}};
+const units = {M: 16, N: 16, K: 16, subgroupSize: 32, grid: {rows: 2, cols: 2}, ...MATRIX_KERNEL};
 out.defaults = [matrixFits(64, units, defaults), matrixFits(128, units, defaults), matrixFits(128, {...units, grid: {rows: 4, cols: 4}}, {...defaults, maxComputeWorkgroupStorageSize: 32768})];
 return out;
 """
@@ -202,10 +217,18 @@ return out;
 def test_kernel_text_for_every_configuration_and_grid(webnn_page, server_url):
     """Without a GPU: the matrix kernel's WGSL for every configuration shape x subgroup size x grid
     x tile x variant is either refused (RangeError, exactly where matrixFits says it does not exist)
-    or whole (integer counts, no NaN, the workgroup the grid asks for); and the device's limits
-    decide which tiles a device holds."""
+    or whole (integer counts, no NaN, the workgroup the grid asks for); the kernel's shapes
+    (matrixKernel) place their barriers as documented; and the device's limits decide which tiles
+    a device holds."""
     result = run_js(webnn_page, server_url, _SHAPES_JS)
     assert "ok" in result, result
     got = result["ok"]
     assert got["bad"] == [] and got["made"] > 100 and got["refused"] > 20, [str(b) for b in got["bad"][:3]]
     assert got["defaults"] == [True, False, False], got["defaults"]
+    # one barrier a staged slice with two copies, two with one; two per batch of result matrices (16
+    # a subgroup), one with two copies of them, none after the last; the direct split stores add
+    # none (their branch returns, the staged batches follow)
+    assert got["barriers"] == {"{}": 2 + 31, "{} split": 2 + 31, '{"depth":16,"stages":2}': 1 + 31, '{"depth":16,"stages":2} split': 1 + 31,
+                               '{"depth":64,"storeBatch":2,"direct":true}': 2 + 15, '{"depth":64,"storeBatch":2,"direct":true} split': 2 + 15,
+                               '{"stages":2,"storeBatch":4,"storeHalves":2}': 1 + 4,
+                               '{"stages":2,"storeBatch":4,"storeHalves":2} split': 1 + 4}, got["barriers"]

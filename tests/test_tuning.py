@@ -46,6 +46,9 @@ const result = {
   unknown: await error(() => navigator.ml.createContext({polyfill: {tuning: {matmull: 'tiled'}}})),
   badValue: await error(() => configureContext(plain, {tuning: {rows: 'column'}})),
   plainAfterBad: contextInfo(plain).tuning.rows ?? null,
+  // an object switch checks its members: matrixKernel's depth is 16, 32 or 64
+  badShape: await error(() => configureContext(plain, {tuning: {matrixKernel: {depth: 48, stages: 2}}})),
+  shape: configureContext(plain, {tuning: {matrixKernel: {depth: 16, stages: 2}}}).tuning.matrixKernel,
   notContext: await error(() => configureContext({}, {tuning: {}})),
 };
 plain.destroy(); tiled.destroy();
@@ -73,6 +76,8 @@ def test_switches_declared_set_and_read(webnn_page, server_url):
     assert r["unknown"][0] == "TypeError" and "matmull" in r["unknown"][1]
     assert r["badValue"][0] == "TypeError" and "rows" in r["badValue"][1]
     assert r["plainAfterBad"] is None  # a rejected change changes nothing
+    assert r["badShape"][0] == "TypeError" and "matrixKernel" in r["badShape"][1]
+    assert r["shape"] == {"depth": 16, "stages": 2}
     assert r["notContext"][0] == "TypeError"
 
 

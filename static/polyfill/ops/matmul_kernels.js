@@ -28,7 +28,7 @@ import {addEpilogue} from './epilogue.js';
 import {addMathHelpers} from '../gpu/math.js';
 import {scaleMapUniforms, wordLoads} from './packed_weights.js';
 import {chooseGemvConfig, normFits, gemvWorkgroups, quantizedGemvLayout, quantizedGemvShader} from './quantized_gemv.js';
-import {MATRIX_DEPTH, matrixFits, matrixShader, matrixUnitsFor} from './matmul_matrix_units.js';
+import {matrixFits, matrixShader, matrixUnitsFor} from './matmul_matrix_units.js';
 import {GEMV_ROWS, chooseMatmulKernel, packedWide, splitCount} from './matmul_choice.js';
 
 /** Uniforms every matrix kernel declares, in this order. */
@@ -282,10 +282,10 @@ export function matmulStep(L, p) {
     uniforms.tilesM = Math.ceil(M / tile);
     groups = batches * uniforms.tilesN * uniforms.tilesM;
     if (variant.quant && L.ctx.tuning.packedWords) variant.quant.words = wordLoads(variant.quant, uniforms, bBatchStrides);
-    // the kernel's shader for a (split) variant; the matrix units stage K 32 deep, tiled 16
+    // the kernel's shader for a (split) variant; the matrix units stage K units.depth deep, tiled 16
     const make = units ? (v) => matrixShader({...v, wide: tile === 128, units}, declareCommon, storeY)
       : (v) => tiledShader({...v, wide: tile === 128}, declareCommon, storeY);
-    const depth = units ? MATRIX_DEPTH : 16;
+    const depth = units ? units.depth : 16;
     // packed products on the 128x128 tiles of packedWide split to fewer workgroups
     const wide = Boolean(variant.quant) && tile === 128 && packedWide(L.ctx, M, choiceN, batches, K);
     const splits = splitCount(L.ctx, groups, K, Boolean(variant.quant), wide);
