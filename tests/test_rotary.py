@@ -1,7 +1,7 @@
 """The rotary embedding as ORT's WebNN EP writes it for GroupQueryAttention (compile/rotary.js,
 ops/rotary.js): reshape to [..., 2, half], split, the halves concatenated swapped, multiplied by
 cos, sin and a sign constant, added: one rotaryEmbedding step. Values against float64 NumPy
-rounded as the unfused float32 operators round, in either operand order, with cos / sin gathered
+rounded as the unfused float32 (or float16) operators round, in either operand order, with cos / sin gathered
 at positions or given as inputs, a sign other than (-1, 1); and the near misses that stay unfused
 (an intermediate read elsewhere, halves not swapped) with their values.
 """
@@ -21,21 +21,23 @@ F32 = np.float32
 
 
 def rotary_case(tag, *, heads=4, seq=3, half=8, positions=True, swap_operands=False, sign=(-1.0, 1.0),
-                also_output=None, swapped_halves=True):
-    """y = add(reshape(mul(xr, cos)), reshape(mul(mul(concat(split(xr) swapped), sin), sign)))."""
+                also_output=None, swapped_halves=True, dtype="float32"):
+    """y = add(reshape(mul(xr, cos)), reshape(mul(mul(concat(split(xr) swapped), sin), sign))), every
+    operand and operator of `dtype` (float16: each operator's value rounded to binary16)."""
+    ft = np.dtype(dtype).type
     rng = np.random.default_rng(SEED + len(tag))
-    x = rng.standard_normal((1, seq, heads, 2 * half)).astype(F32)
+    x = rng.standard_normal((1, seq, heads, 2 * half)).astype(ft)
     table_len = 16
-    cos_t = np.cos(rng.random((table_len, half)) * 6).astype(F32)
-    sin_t = np.sin(rng.random((table_len, half)) * 6).astype(F32)
+    cos_t = np.cos(rng.random((table_len, half)) * 6).astype(ft)
+    sin_t = np.sin(rng.random((table_len, half)) * 6).astype(ft)
     pos = np.array([[5, 0, 15][:seq]], np.int64)
-    constants = {"sign": tensor(np.array(sign, F32).reshape(1, 1, 2, 1), "float32")}
+    constants = {"sign": tensor(np.array(sign, ft).reshape(1, 1, 2, 1), dtype)}
     inputs = {"x": describe(x)}
-    feeds = {"x": tensor(x, "float32")}
+    feeds = {"x": tensor(x, dtype)}
     ops = [_op("reshape", ["x", [1, seq, heads, 2, half]], "xr")]
     if positions:
-        constants["cos_t"] = tensor(cos_t, "float32")
-        constants["sin_t"] = tensor(sin_t, "float32")
+        constants["cos_t"] = tensor(cos_t, dtype)
+        constants["sin_t"] = tensor(sin_t, dtype)
         inputs["pos"] = {"dataType": "int64", "shape": [1, seq]}
         feeds["pos"] = tensor(pos, "int64")
         ops += [_op("gather", ["cos_t", "pos"], "cg"), _op("gather", ["sin_t", "pos"], "sg"),
@@ -46,7 +48,7 @@ def rotary_case(tag, *, heads=4, seq=3, half=8, positions=True, swap_operands=Fa
         cos = cos_t[:seq].reshape(seq, 1, 1, half)
         sin = sin_t[:seq].reshape(seq, 1, 1, half)
         inputs["cos"], inputs["sin"] = describe(cos), describe(sin)
-        feeds["cos"], feeds["sin"] = tensor(cos, "float32"), tensor(sin, "float32")
+        feeds["cos"], feeds["sin"] = tensor(cos, dtype), tensor(sin, dtype)
     order = (lambda a, b: [b, a]) if swap_operands else (lambda a, b: [a, b])
     ops += [_op("split", ["xr", 2], ["x1", "x2"], axis=3),
             _op("concat", [[operand(n) for n in (["x2", "x1"] if swapped_halves else ["x1", "x2"])], 3], "sw"),
@@ -56,29 +58,35 @@ def rotary_case(tag, *, heads=4, seq=3, half=8, positions=True, swap_operands=Fa
             _op("add", order("ra", "rc"), "y")]
     xr = x.reshape(1, seq, heads, 2, half).astype(np.float64)
     sw = np.concatenate([xr[..., 1:, :], xr[..., :1, :]] if swapped_halves else [xr[..., :1, :], xr[..., 1:, :]], axis=3)
-    r32 = lambda v: np.asarray(v, np.float64).astype(F32).astype(np.float64)  # noqa: E731
-    a = r32(xr * cos)
-    c = r32(r32(sw * sin) * np.array(sign, np.float64).reshape(1, 1, 2, 1))
-    y = r32(a.reshape(x.shape) + c.reshape(x.shape))
-    expected = {"y": tensor(y, "float32")}
+    # each operator's value rounded to its type (float16: through f32, as the polyfill computes it)
+    rt = lambda v: np.asarray(v, np.float64).astype(F32).astype(ft).astype(np.float64)  # noqa: E731
+    cos, sin = np.asarray(cos, np.float64), np.asarray(sin, np.float64)
+    a = rt(xr * cos)
+    c = rt(rt(sw * sin) * np.array(sign, ft).astype(np.float64).reshape(1, 1, 2, 1))
+    y = rt(a.reshape(x.shape) + c.reshape(x.shape))
+    expected = {"y": tensor(y, dtype)}
     outputs = ["y"]
     if also_output:
         outputs.append(also_output)
-        expected[also_output] = tensor({"a": a, "c": c}[also_output], "float32")
+        expected[also_output] = tensor({"a": a, "c": c}[also_output], dtype)
     graph = {"inputs": inputs, "constants": constants, "operators": ops, "outputs": outputs}
-    return graph_case(f"rotary/{tag}", "add", "float32", graph, feeds, expected, "ATOL", 1e-6)
+    return graph_case(f"rotary/{tag}", "add", dtype, graph, feeds, expected, "ATOL", 1e-6 if dtype == "float32" else 0)
 
 
 def test_rotary_is_one_step(webnn_page, server_url):
     cases = [rotary_case("gqa-query"), rotary_case("key-2-heads", heads=2, half=16),
              rotary_case("operands-swapped", swap_operands=True), rotary_case("cos-sin-inputs", positions=False),
-             rotary_case("other-sign", sign=(-0.5, 2.0)), rotary_case("one-position", seq=1)]
+             rotary_case("other-sign", sign=(-0.5, 2.0)), rotary_case("one-position", seq=1),
+             # float16 (a q4f16 model's): the step rounds each operator's value as the operators would
+             rotary_case("float16", dtype="float16"), rotary_case("float16-other-sign", sign=(-0.5, 2.0), dtype="float16")]
     results = run_cases(webnn_page, server_url, cases, steps=True)
     assert_all_pass(results)
     for c, r in zip(cases, results):
         rotary = [s for s in r["steps"] if "split" in s]
         assert rotary == [["split", "concat", "mul", "mul", "mul", "reshape", "reshape", "add"]], (c["name"], r["steps"])
-        assert len(r["steps"]) == (3 if "gather" in str(c["graph"]["operators"]) else 1), (c["name"], r["steps"])
+        # float16: x's conversion from its tensor layout and y's into it (steps of their own)
+        conversions = 2 if c["dataType"] == "float16" else 0
+        assert len(r["steps"]) == (3 if "gather" in str(c["graph"]["operators"]) else 1) + conversions, (c["name"], r["steps"])
 
 
 def rotary_pair_case(tag, *, regather=False, late_k=False):

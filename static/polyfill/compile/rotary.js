@@ -12,13 +12,13 @@
  * [..., 2, 1] of two values (-1 for the first half, 1 for the second). Unfused: six steps (split
  * and concat two each, the multiplications fold into each other or the add).
  *
- * The pattern (planRotaries): float32 throughout; a, b, c and swapped of xr's shape; the split in
+ * The pattern (planRotaries): float32 or float16 throughout; a, b, c and swapped of xr's shape; the split in
  * two halves along axis -2 (of extent 2) and the concat of its outputs swapped; the sign a
  * constant of two elements along that axis (every other extent 1); every intermediate (the
  * halves, swapped, a, b, c and their reshapes) read only inside the group and not a graph output;
  * the reshapes keeping the row-major order (any reshape does); cos and sin any operands that
  * broadcast to xr's shape. The node: inputs [xr, cos, sin], attrs {shape (xr's), sign [first,
- * second]}, `origins`, the add's output.
+ * second], dataType}, `origins`, the add's output.
  *
  * Pairs (planRotaryPairs, a later pass): two rotaryEmbedding nodes of one rank with the same cos
  * and sin (seen through compile/cse.js's shared copies), neither with fused stages, the second's
@@ -28,6 +28,7 @@
  * second's].
  */
 import {slots, useCounts} from '../operand.js';
+import {float16BitsToFloat32Bits} from '../gpu/packing.js';
 import {pairNodes, producers, sharedRoot, withoutDeadNodes} from './rewrite.js';
 
 const producerOf = (operand) => {
@@ -35,15 +36,18 @@ const producerOf = (operand) => {
   return s.kind === 'op' ? s.node : null;
 };
 
-/** The two float32 values of a sign constant along axis -2 of `shape`, or null. */
-function signValues(operand, shape) {
+/** The two values of a sign constant of `dataType` along axis -2 of `shape`, or null. */
+function signValues(operand, shape, dataType) {
   const s = slots(operand);
-  if (s.kind !== 'constant' || !s.bytes || s.dataType !== 'float32' || s.bytes.byteLength !== 8) return null;
+  const size = dataType === 'float16' ? 2 : 4;
+  if (s.kind !== 'constant' || !s.bytes || s.dataType !== dataType || s.bytes.byteLength !== 2 * size) return null;
   const r = shape.length;
   const d = s.shape.length;
   if (d < 2 || d > r || s.shape[d - 2] !== 2 || s.shape.some((n, i) => i !== d - 2 && n !== 1)) return null;
-  const view = new DataView(s.bytes.buffer, s.bytes.byteOffset, 8);
-  return [view.getFloat32(0, true), view.getFloat32(4, true)];
+  const view = new DataView(s.bytes.buffer, s.bytes.byteOffset, 2 * size);
+  const f32 = (bits) => new Float32Array(Uint32Array.of(bits).buffer)[0];
+  return size === 4 ? [view.getFloat32(0, true), view.getFloat32(4, true)]
+    : [f32(float16BitsToFloat32Bits(view.getUint16(0, true))), f32(float16BitsToFloat32Bits(view.getUint16(2, true)))];
 }
 
 /** Whether `shape` broadcasts to `target` (numpy rules, `shape` not longer). */
@@ -65,7 +69,8 @@ function mulOf(operand, nodesIn, test) {
 
 /** The rotary group whose final add is `add`, or null. */
 function matchAt(add, nodesIn, uses, isOutput) {
-  if (add.op !== 'add' || add.outputs[0].dataType !== 'float32') return null;
+  const dataType = add.outputs[0].dataType;
+  if (add.op !== 'add' || (dataType !== 'float32' && dataType !== 'float16')) return null;
   const single = (operand) => uses.get(slots(operand)) === 1 && !isOutput(operand);
   for (const [ia, ic] of [[0, 1], [1, 0]]) {
     const ra = producerOf(add.inputs[ia]);
@@ -77,7 +82,7 @@ function matchAt(add, nodesIn, uses, isOutput) {
     const r = shape.length;
     if (r < 2 || shape[r - 2] !== 2 || c.shape.join() !== shape.join() || !single(a) || !single(c)) continue;
     // c = mul(b, sign)
-    const cm = mulOf(c, nodesIn, (b, sign) => producerOf(b) && signValues(sign, shape));
+    const cm = mulOf(c, nodesIn, (b, sign) => producerOf(b) && signValues(sign, shape, dataType));
     if (!cm || !single(cm.mine)) continue;
     // b = mul(swapped, sin), swapped = concat([x2, x1]) of split(xr)
     const bm = mulOf(cm.mine, nodesIn, (swapped, sin) => {
@@ -91,12 +96,12 @@ function matchAt(add, nodesIn, uses, isOutput) {
     });
     if (!bm || bm.mine.shape.join() !== shape.join()) continue;
     const xr = bm.got.split.inputs[0];
-    if (xr.shape.join() !== shape.join() || xr.dataType !== 'float32') continue;
+    if (xr.shape.join() !== shape.join() || xr.dataType !== dataType) continue;
     // a = mul(xr, cos)
     const am = mulOf(a, nodesIn, (x, cos) => x === xr && broadcasts(cos.shape, shape));
     if (!am) continue;
     const group = [bm.got.split, bm.got.cat, am.node, bm.node, cm.node, ra, rc, add];
-    return {group, xr, cos: am.other, sin: bm.other, sign: cm.got, shape};
+    return {group, xr, cos: am.other, sin: bm.other, sign: cm.got, shape, dataType};
   }
   return null;
 }
@@ -120,7 +125,7 @@ export function planRotaries(nodes, outputs) {
     m.group.forEach((n) => removed.add(n));
     replaced.set(node, {
       id: node.id, op: 'rotaryEmbedding', label: node.label,
-      inputs: [m.xr, m.cos, m.sin], attrs: {shape: m.shape.slice(), sign: m.sign},
+      inputs: [m.xr, m.cos, m.sin], attrs: {shape: m.shape.slice(), sign: m.sign, dataType: m.dataType},
       origin: node.origin, origins: m.group.slice().sort((x, y) => x.id - y.id).map((n) => n.origin),
       outputs: [node.outputs[0]],
     });
@@ -145,7 +150,8 @@ export function planRotaryPairs(nodes) {
   const partner = (first, second, position) => {
     const x1 = made.get(slots(second.inputs[0]));
     // the second's x computed before the first (graph inputs and constants always are)
-    return second.attrs.shape.length === first.attrs.shape.length && (!x1 || position.get(x1) < position.get(first))
+    return second.attrs.shape.length === first.attrs.shape.length && second.attrs.dataType === first.attrs.dataType
+      && (!x1 || position.get(x1) < position.get(first))
       && sharedRoot(second.inputs[1], made) === sharedRoot(first.inputs[1], made)
       && sharedRoot(second.inputs[2], made) === sharedRoot(first.inputs[2], made);
   };

@@ -3,11 +3,13 @@
  * of the last axis pair [..., 2, half] of x,
  *   y = x * cos + (swapped * sin) * sign[part]      swapped: the element of the other half
  * as one element-wise step, each product and the sum rounded to f32 in the order of the unfused
- * multiplications and add. x is read through its view's strides, cos and sin through their
+ * multiplications and add (float16: each then rounded to binary16 as well, so the step's values
+ * are the unfused operators'). x is read through its view's strides, cos and sin through their
  * broadcast strides. rotaryEmbeddingPair: two such rotations (a layer's q and k) in one step.
  */
 import {elementCount} from '../dtypes.js';
 import {Shader} from '../gpu/wgsl.js';
+import {F16_ROUND} from '../gpu/types.js';
 import {broadcastStrides} from '../shape/common.js';
 
 /** WGSL f32 literal of exactly `v`. */
@@ -22,9 +24,12 @@ function f32Literal(v) {
  * whose elements follow each other in the step's invocations, each with its own shape, strides
  * and output.
  */
-function rotaryStep(node, L, cos, sin, members) {
+function rotaryStep(node, L, cos, sin, members, dataType) {
   const r = members[0][1].length;
-  const shader = new Shader(members.length > 1 ? 'rotary_pair' : 'rotary');
+  const half = dataType === 'float16';
+  const round = (v) => (half ? `f16_round(${v})` : v);
+  const shader = new Shader(`${members.length > 1 ? 'rotary_pair' : 'rotary'}${half ? '_f16' : ''}`);
+  if (half) shader.fn(F16_ROUND);
   members.forEach((_, m) => shader.read(`X${m}`, 'f32'));
   shader.read('C', 'f32').read('S', 'f32');
   members.forEach((_, m) => shader.write(`Y${m}`, 'f32'));
@@ -48,9 +53,9 @@ function rotaryStep(node, L, cos, sin, members) {
     let x = X${m}[xo + part * ps];
     let swapped = X${m}[xo + (1u - part) * ps];
     let sign = select(${f32Literal(sign[1])}, ${f32Literal(sign[0])}, part == 0u);
-    let a = x * C[co];
-    let b = swapped * S[so];
-    Y${m}[e] = a + b * sign;`;
+    let a = ${round('x * C[co]')};
+    let b = ${round('swapped * S[so]')};
+    Y${m}[e] = ${round(`a + ${round('b * sign')}`)};`;
   shader.main(members.length > 1 ? `
   if (gi < u_count0()) {
     let e = gi;${body(0, members[0][2])}
@@ -78,14 +83,14 @@ function rotaryStep(node, L, cos, sin, members) {
 
 function lowerRotary(node, L) {
   const [x, cos, sin] = node.inputs;
-  rotaryStep(node, L, cos, sin, [[x, node.attrs.shape, node.attrs.sign, 0]]);
+  rotaryStep(node, L, cos, sin, [[x, node.attrs.shape, node.attrs.sign, 0]], node.attrs.dataType);
 }
 
 /** The internal node rotaryEmbeddingPair (compile/rotary.js): two rotations as one step. */
 function lowerRotaryPair(node, L) {
   const [x0, x1, cos, sin] = node.inputs;
   const [a, b] = node.attrs.members;
-  rotaryStep(node, L, cos, sin, [[x0, a.shape, a.sign, 0], [x1, b.shape, b.sign, 1]]);
+  rotaryStep(node, L, cos, sin, [[x0, a.shape, a.sign, 0], [x1, b.shape, b.sign, 1]], a.dataType);
 }
 
 /** Internal operator table entries: nodes only compile passes create (no builder method). */
