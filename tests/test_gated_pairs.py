@@ -29,14 +29,15 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-def _packed(rng, tag, n, k, block, wtype, zero):
-    """ORT's MatMulNBits chain for one product: ops, constants, the float64 [K, N] B."""
+def _packed(rng, tag, n, k, block, wtype, zero, scale_type="float32"):
+    """ORT's MatMulNBits chain for one product (scales, so the dequantized B, of `scale_type`):
+    ops, constants, the float64 [K, N] B."""
     blocks = -(-k // block)
     lo, hi = INT_RANGE[wtype]
     w = rng.integers(lo, hi + 1, (n, blocks, block)).astype(NUMPY_INT[wtype])
     z = rng.integers(lo, hi + 1, (n, blocks, 1)).astype(NUMPY_INT[wtype]) if zero else np.zeros((n, blocks, 1), NUMPY_INT[wtype])
     s = _pow2_scales(rng, (n, blocks, 1))
-    consts = {f"w{tag}": _weights(w, wtype), f"z{tag}": _weights(z, wtype), f"s{tag}": tensor(s, "float32")}
+    consts = {f"w{tag}": _weights(w, wtype), f"z{tag}": _weights(z, wtype), f"s{tag}": tensor(s, scale_type)}
     ops = [_op("dequantizeLinear", [f"w{tag}", f"s{tag}", f"z{tag}"], f"d{tag}"),
            _op("reshape", [f"d{tag}", [n, blocks * block]], f"dr{tag}")]
     last = f"dr{tag}"

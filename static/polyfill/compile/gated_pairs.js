@@ -80,10 +80,11 @@ function gatedNode(node, other, at, {quant, width: N, K}) {
   const attrs = {dataType: node.outputs[0].dataType, K, N, epilogue, weights: null, quant: null};
   if (quant) {
     const {bits, zeroBits, zeroFloat, R, S} = quant;
-    const both = (i, length, elementBits) =>
-      interleaveRows(rawBytes(node.inputs[i]), rawBytes(other.inputs[i]), N, length, elementBits);
+    const both = (i, length, elementBits, bytes = rawBytes) =>
+      interleaveRows(bytes(node.inputs[i]), bytes(other.inputs[i]), N, length, elementBits);
     const zeros = zeroFloat ? both(3, 4 * S, 8) : both(3, S, zeroBits);
-    attrs.quant = {...quant, weights: both(1, R, bits), scales: both(2, 4 * S, 8), zeros, hasZp: zeros.some((v) => v !== 0),
+    // the scales in the compute layout (f32: float16 ones widened)
+    attrs.quant = {...quant, weights: both(1, R, bits), scales: both(2, 4 * S, 8, constantData), zeros, hasZp: zeros.some((v) => v !== 0),
       view: {offset: 0, strides: [1, R]},
       scaleMap: {k: {origin: 0, step: 1, block: quant.block, stride: 1}, n: {origin: 0, step: 1, block: 1, stride: S}}};
   } else {

@@ -10,7 +10,7 @@
  * takes 7 steps instead of 9.
  *
  * The pattern: a layerNormalization found written out (compile/layer_norm.js `formula`) with no
- * mean subtraction (RMS) and no bias, float32, over the last axis of a single row; no fused
+ * mean subtraction (RMS) and no bias, float32 or float16, over the last axis of a single row; no fused
  * stages; not a graph output; every reader (through reshapes and identities) a packed product
  * reading it as A, none a fused stage's operand: quantizedMatmul (a plain matmul, A not transposed), or mergedMatmul /
  * gatedMatmul of packed weights.
@@ -53,7 +53,8 @@ export function planNormPrologues(nodes, outputs) {
     if (node.op !== 'layerNormalization' || !node.attrs.formula || node.attrs.formula.center || node.attrs.hasBias) return node;
     const shape = node.inputs[0].shape;
     const {axes} = node.attrs;
-    if (node.outputs[0].dataType !== 'float32' || axes.length !== 1 || axes[0] !== shape.length - 1) return node;
+    const dataType = node.outputs[0].dataType;
+    if ((dataType !== 'float32' && dataType !== 'float16') || axes.length !== 1 || axes[0] !== shape.length - 1) return node;
     if (elementCount(shape) !== shape[shape.length - 1] || node.attrs.epilogue?.length) return node;
     if (!onlyPackedA(node.outputs[0], readers, reads, graphOutputs)) return node;
     marked = true;

@@ -69,7 +69,7 @@ export function rawBytes(operand) {
  * {node, quant, out, origins} when `node` is a quantizedMatmul (compile/quantized_matmul.js) that
  * can join a packed sibling group: a matmul whose B is whole rows of its packed weights W [N, R]
  * (B[k, n] = W[n, k], K <= R), its scales and zero points [N, S] constants blocked along the row
- * (float32 scales), no bias and no fused stages but reshapes (ORT's WebNN EP's MatMulNBits); quant:
+ * (float32 or float16 scales), no bias and no fused stages but reshapes (ORT's WebNN EP's MatMulNBits); quant:
  * what a group must share ({bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block}).
  * `stages`: any fused stages allowed (compile/gated_pairs.js).
  */
@@ -83,7 +83,7 @@ export function quantMember(node, stages = false) {
   if (view.offset !== 0 || view.strides[0] !== 1 || K > R || elementCount(weightShape) !== N * R) return null;
   if (k.origin !== 0 || k.step !== 1 || k.stride !== 1 || n.origin !== 0 || n.step !== 1 || n.block !== 1) return null;
   const S = n.stride;
-  if (Math.ceil(R / k.block) !== S || slots(scale).dataType !== 'float32' || elementCount(scale.shape) !== N * S) return null;
+  if (Math.ceil(R / k.block) !== S || !FLOAT.has(slots(scale).dataType) || elementCount(scale.shape) !== N * S) return null;
   if (elementCount(zero.shape) !== N * S || (N * R * bits) % 8) return null;
   if (!FLOAT.has(node.outputs[0].dataType) || slots(w).kind !== 'constant') return null;
   const tail = node.attrs.epilogue ?? [];
@@ -132,7 +132,8 @@ function mergedQuantizedNode(members) {
   const N = widths.reduce((a, b) => a + b, 0);
   const K = first.attrs.view.shape[0];
   const weights = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[1]), count: widths[i] * R})), bits);
-  const scales = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[2]), count: widths[i] * S * 4})), 8);
+  // the scales in the compute layout (f32: float16 ones widened)
+  const scales = concatPacked(members.map((m, i) => ({bytes: constantData(m.node.inputs[2]), count: widths[i] * S * 4})), 8);
   // float zero points (compile/block_offsets.js) are f32: whole bytes, as the scales
   const zeros = zeroFloat
     ? concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[3]), count: widths[i] * S * 4})), 8)

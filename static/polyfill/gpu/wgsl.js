@@ -74,7 +74,8 @@ export class Shader {
 
   /** Adds helper WGSL (functions, consts) before the entry point. */
   fn(code) {
-    this.helpers.push(code);
+    // the same helper asked for twice (two features of one kernel needing f16_round) is declared once
+    if (!this.helpers.includes(code)) this.helpers.push(code);
     return this;
   }
 

@@ -255,7 +255,7 @@ export function matmulStep(L, p) {
       if (norm && (offsets.a !== 0 || aStrides[1] !== 1 || norm.n !== K
         || !normFits(config, K, L.ctx.device.limits.maxComputeWorkgroupStorageSize))) norm = null;
       shader = quantizedGemvShader({...variant, ...layout, serial, config, pair, vecA: variant.vecA && offsets.a % 4 === 0,
-        norm: norm && {formula: norm.formula, hasScale: Boolean(norm.scale), K}}, declareCommon, storeY, storeHelpers);
+        norm: norm && {formula: norm.formula, hasScale: Boolean(norm.scale), K, dataType: norm.dataType}}, declareCommon, storeY, storeHelpers);
       if (norm) uniforms.eps = norm.epsilon;
       // the step is the normalization's too: its operators follow the product's
       const q = norm ? {...p, origins: [...(p.origins ?? []), ...norm.operators]} : p;

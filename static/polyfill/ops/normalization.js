@@ -93,6 +93,7 @@ function lowerRowNormalization(node, L, axes, paramStrides) {
   if (node.attrs.prologue && !read && split.rows === 1) {
     const operators = L.operators;
     L.deferNormRead(y, {x, scale: hasScale ? L.value(node.inputs[1]) : null, epsilon, formula: node.attrs.formula,
+      dataType: node.outputs[0].dataType,
       n: split.n, operators, emit: () => L.within(operators, () => rowStep(node, L, split, x, null, y))});
     return;
   }

@@ -21,8 +21,9 @@
  * Norm prologue (`norm`, compile/norm_prologue.js): A is the input of a one-row RMS normalization
  * the kernel applies itself: every workgroup first adds up the row's squares (ops/rows.js
  * addWorkgroupReduce), then keeps the normalized row (each element divided by the row's root mean
- * square, times the scale, as ops/norm_formula.js formulaOf computes it; up to NORM_MAX_K
- * elements) in workgroup memory, which its loads of A read, so the normalization has no step.
+ * square, times the scale, as ops/norm_formula.js formulaOf computes it, float16 stage by stage
+ * rounded; up to NORM_MAX_K elements) in workgroup memory, which its loads of A read, so the
+ * normalization has no step.
  *
  * Gated pairs (`pair`, compile/gated_pairs.js): columns 2j and 2j + 1 are two products' column j;
  * the kernel stores output j, the first's value through the epilogue with `pair_value` the
@@ -30,7 +31,7 @@
  * invocations compute both columns of an output).
  */
 import {Shader} from '../gpu/wgsl.js';
-import {storeExpr, wgslType} from '../gpu/types.js';
+import {F16_ROUND, storeExpr, wgslType} from '../gpu/types.js';
 import {formulaOf} from './norm_formula.js';
 import {addWorkgroupReduce, workgroupReduceElements} from './rows.js';
 import {NIBBLE_SCALES, declareScaleMap, lessZero, quantKey, unpackNibblesInPlace, unpackWord, wordMagic} from './packed_weights.js';
@@ -170,8 +171,10 @@ fn ${raw}4(k: u32) -> vec4<f32> { return vec4<f32>(${raw}_at(k), ${raw}_at(k + 1
  * applied, in workgroup memory (NORM_MAX_K elements at most), which a_at / a4 read; each element
  * is normalized once a workgroup.
  */
-function normPrologue(shader, {formula, hasScale, vecA}, size, K) {
-  const f = formulaOf(shader, formula, 'float32');
+function normPrologue(shader, {formula, hasScale, vecA, dataType}, size, K) {
+  // float16: each stage rounded to binary16 as the normalization's own step rounds it
+  if (dataType === 'float16') shader.fn(F16_ROUND);
+  const f = formulaOf(shader, formula, dataType);
   const vecs = Math.ceil(K / 4);
   addWorkgroupReduce(shader, 'norm_sum', 'f32', 'a + b', size);
   shader.shared('norm_a', `array<vec4<f32>, ${vecs}>`);
