@@ -95,3 +95,68 @@ def test_pairs_beyond_the_search_limit_share_their_three_steps(webnn_page, serve
     # 4 update slices each: over a limit of 2 a scatter takes a copy, a claim and a write step; a
     # pair takes the three for both
     assert _run(webnn_page, server_url, 2) == ["early"] * 3 + ["key+value"] * 3 + ["late"] * 3 + ["other+other again"] * 3
+
+
+_F16_BODY = """
+const {describeGraph} = await import('/polyfill/inspect.js');
+const context = await navigator.ml.createContext();
+const b = new MLGraphBuilder(context);
+const f16 = (shape) => ({dataType: 'float16', shape});
+// 15 elements: the last word of the tensor layout holds one
+const k = b.input('k', f16([1, 3, 5]));
+const v = b.input('v', f16([1, 3, 5]));
+const nk = b.input('nk', f16([1, 1, 5]));
+const nv = b.input('nv', f16([1, 1, 5]));
+const pos = b.input('pos', {dataType: 'int32', shape: [1, 1, 2]});
+const k2 = b.scatterND(k, pos, nk, {label: 'key'});
+const v2 = b.scatterND(v, pos, nv, {label: 'value'});
+// a reader of both outputs inside the graph (an LLM's attention), and of k itself
+const s = b.add(k2, v2);
+const r = b.relu(k);
+const outs = {k2, v2, s, r};
+const graph = await b.build(outs);
+const kernels = describeGraph(graph).steps.map((st) => st.kernel);
+const data = {
+  k: [0, -0, 1.5, -2.25, Infinity, -Infinity, 2 ** -24, 65504, -1, 3, 4, 5, 6, 7, 0.5],
+  v: Array.from({length: 15}, (_, i) => 10 - i * 0.75),
+  nk: [100, 101, -0, 103, 2 ** -20], nv: [-100, -101, -102, -103, -104], pos: [0, 2],
+};
+const shapes = {k: [1, 3, 5], v: [1, 3, 5], nk: [1, 1, 5], nv: [1, 1, 5], pos: [1, 1, 2]};
+const inputs = {};
+for (const [name, values] of Object.entries(data)) {
+  const dataType = name === 'pos' ? 'int32' : 'float16';
+  inputs[name] = await context.createTensor({dataType, shape: shapes[name], writable: true});
+  context.writeTensor(inputs[name], dataType === 'int32' ? Int32Array.from(values) : Float16Array.from(values));
+}
+const tensors = {};
+for (const [name, op] of Object.entries(outs)) tensors[name] = await context.createTensor({dataType: 'float16', shape: op.shape, readable: true});
+context.dispatch(graph, inputs, tensors);
+const results = {};
+// binary16 bits: -0 and the infinities as they are
+for (const [name, t] of Object.entries(tensors)) results[name] = Array.from(new Uint16Array(await context.readTensor(t)));
+context.destroy();
+return {kernels, results, data};
+"""
+
+
+def test_a_float16_cache_pair_reads_and_writes_the_tensor_layout(webnn_page, server_url):
+    """float16 graph inputs scattered into graph outputs (a q4f16 LLM's KV cache): one step reads
+    the inputs' and writes the outputs' binary16 words (an odd element count too) besides the
+    compute values the graph's other readers take; no conversion step for them, while the inputs
+    read elsewhere (k by relu) and the other outputs keep theirs. Values bit for bit (-0, ±Inf,
+    a subnormal)."""
+    r = run_js(webnn_page, server_url, _F16_BODY)
+    assert "ok" in r, r
+    got = r["ok"]
+    d = got["data"]
+    k, v = np.array(d["k"], np.float16).reshape(1, 3, 5), np.array(d["v"], np.float16).reshape(1, 3, 5)
+    nk, nv = np.array(d["nk"], np.float16).reshape(1, 1, 5), np.array(d["nv"], np.float16).reshape(1, 1, 5)
+    pos = np.array(d["pos"]).reshape(1, 1, 2)
+    k2, v2 = _scatter(k, pos, nk), _scatter(v, pos, nv)
+    expected = {"k2": k2, "v2": v2, "s": (k2 + v2).astype(np.float16), "r": np.maximum(k, np.float16(0))}
+    for name, want in expected.items():
+        np.testing.assert_array_equal(np.array(got["results"][name], np.uint16), want.reshape(-1).view(np.uint16), err_msg=name)
+    kernels = got["kernels"]
+    assert kernels.count("scatterND_search_pair_f16") == 1, kernels
+    # unpacked: k (for relu), nk, nv; packed: s, r (k2 and v2 by the scatter's step)
+    assert kernels.count("unpack_float16") == 3 and kernels.count("pack_float16") == 2, kernels

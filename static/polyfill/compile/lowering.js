@@ -60,6 +60,10 @@ export class Lowering {
     this.normReads = new Map();
     /** @type {Map<object, object>} constant operand slots -> its packed Value (packedConstant) */
     this.packed = new Map();
+    /** @type {Map<object, string>} graph output operand slots -> the first name it is output as (compileGraph) */
+    this.graphOutputs = new Map();
+    /** @type {Map<object, object>} graph output operand slots -> the raw Value a step writes (packedOutput) */
+    this.packedOutputs = new Map();
   }
 
   /** @type {{type: string, label: string}[]} the builder operators the steps appended now are for */
@@ -110,7 +114,7 @@ export class Lowering {
    * from normRead() and binds `read.x` instead; a step binding `value` gets the normalization's
    * step emitted before it.
    * @param {object} value the normalization's (not yet written) result
-   * @param {{x: object, scale: object|null, epsilon: number, formula: object, n: number,
+   * @param {{x: object, scale: object|null, epsilon: number, formula: object, dataType: string, n: number,
    *   operators: object[], emit: function}} read its input, scale, epsilon, compile/layer_norm.js
    *   formula, the row's length, its builder operators (a step that normalizes adds them), and
    *   `emit()` appending its step
@@ -180,8 +184,7 @@ export class Lowering {
     }
     const desc = {dataType: s.dataType, shape: s.shape};
     if (s.kind === 'input') {
-      const raw = this.newValue('input', Math.ceil(elementCount(s.shape) * DATA_TYPES[s.dataType].bytes), `input ${s.name}`, {name: s.name});
-      this.inputs.set(s.name, raw);
+      const raw = this.#rawInput(s);
       v = isDirect(s.dataType) ? raw : this.within([], () => lowerBoundaryIn(this, raw, desc));
     } else if (s.kind === 'constant') {
       const data = constantComputeBytes(constantBytes(s), desc);
@@ -191,6 +194,48 @@ export class Lowering {
     }
     this.byOperand.set(s, v);
     return v;
+  }
+
+  /** The Value bound to graph input `s` (operand slots) at dispatch: its tensor-layout bytes. */
+  #rawInput(s) {
+    let raw = this.inputs.get(s.name);
+    if (!raw) {
+      raw = this.newValue('input', Math.ceil(elementCount(s.shape) * DATA_TYPES[s.dataType].bytes), `input ${s.name}`, {name: s.name});
+      this.inputs.set(s.name, raw);
+    }
+    return raw;
+  }
+
+  /**
+   * For a kernel that reads a float16 graph input in its tensor layout itself (two binary16
+   * values a word, gpu/packing.js unpackExpr): the input's own Value, with no conversion step
+   * (one is still made if value() is asked for the operand). Null for any other operand.
+   */
+  packedInput(operand) {
+    const s = slots(operand);
+    return s.kind === 'input' && s.dataType === 'float16' ? this.#rawInput(s) : null;
+  }
+
+  /**
+   * For a kernel that writes a float16 graph output in its tensor layout itself (two binary16
+   * values a word, element 2k in the low half): the Value bound to the output at dispatch, which
+   * then needs no conversion step (compileGraph). Null for any other operand, or where it was
+   * asked for before.
+   */
+  packedOutput(operand) {
+    const s = slots(operand);
+    const name = this.graphOutputs.get(s);
+    if (name === undefined || s.dataType !== 'float16' || this.packedOutputs.has(s)) return null;
+    const raw = this.newValue('output', elementCount(s.shape) * DATA_TYPES.float16.bytes, `output ${name}`, {name});
+    this.packedOutputs.set(s, raw);
+    return raw;
+  }
+
+  /** Whether packedInput(`input`) and packedOutput(`output`) would both give a Value (nothing is made). */
+  packsBoundary(input, output) {
+    const [i, o] = [slots(input), slots(output)];
+    return i.kind === 'input' && i.dataType === 'float16' && o.dataType === 'float16' && this.graphOutputs.has(o)
+      && !this.packedOutputs.has(o);
   }
 
   /**

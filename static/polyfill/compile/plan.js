@@ -99,6 +99,9 @@ export async function compileGraph(context, entries) {
   const L = new Lowering(ctx);
   const graphNodes = reachableNodes(entries.map(([, o]) => o));
   const graph = PASSES.reduce((g, pass) => pass(g, ctx), {nodes: graphNodes, outputs: entries.map(([, o]) => o)});
+  for (const [name, operand] of entries) {
+    if (!L.graphOutputs.has(slots(operand))) L.graphOutputs.set(slots(operand), name);
+  }
   lowerNodes(graph.nodes, L);
 
   const outputDescriptors = new Map();
@@ -110,6 +113,12 @@ export async function compileGraph(context, entries) {
     outputDescriptors.set(name, desc);
     // an output's copy or packing step is its producer's
     L.within(s.kind === 'op' ? [s.node.origin] : [], () => {
+      // written in its tensor layout by its producer's step (Lowering.packedOutput)
+      const packed = L.graphOutputs.get(s) === name ? L.packedOutputs.get(s) : undefined;
+      if (packed) {
+        outputs.set(name, packed);
+        return;
+      }
       const value = L.value(operand);
       if (!isDirect(desc.dataType)) {
         const raw = L.newValue('output', elementCount(desc.shape) * DATA_TYPES[desc.dataType].bytes, `output ${name}`, {name});

@@ -11,6 +11,7 @@
  */
 import {ALL_TYPES, elementCount} from '../dtypes.js';
 import {Shader, declareIndexer} from '../gpu/wgsl.js';
+import {F16_BITS, unpackExpr} from '../gpu/packing.js';
 import {wgslType} from '../gpu/types.js';
 import {checkUnsigned} from '../shape/common.js';
 import {
@@ -162,24 +163,30 @@ function lowerScatterElements(node, L) {
  */
 function lowerScatterNDSearch(node, L, indices, pairs) {
   const {k, slice, dims, strides} = node.attrs;
+  const count = elementCount(pairs[0][0].shape);
   const updateSlices = elementCount(pairs[0][1].shape) / slice;
   const T = wordType(pairs[0][0].dataType);
+  // float16 graph inputs scattered into graph outputs (a q4f16 LLM's KV cache): read and written
+  // in their tensor layout, a word (two elements) an invocation, with no conversion steps; the
+  // outputs in the compute layout too, for the steps that read them (the attention)
+  const packed = pairs.every(([input, , out]) => L.packsBoundary(input, node.outputs[out]));
   // the updates through their strides: a column range of merged sibling products is read in place
   const views = pairs.map(([, updates]) => L.view(updates));
-  const shader = new Shader(pairs.length > 1 ? 'scatterND_search_pair' : 'scatterND_search');
-  pairs.forEach((_, p) => shader.read(`X${p}`, T));
+  const shader = new Shader(pairs.length > 1 ? `scatterND_search_pair${packed ? '_f16' : ''}` : `scatterND_search${packed ? '_f16' : ''}`);
+  pairs.forEach((_, p) => shader.read(`X${p}`, packed ? 'u32' : T));
   shader.read('I', wgslType(indices.dataType));
   pairs.forEach((_, p) => shader.read(`U${p}`, T));
   pairs.forEach((_, p) => shader.write(`Y${p}`, T));
+  if (packed) pairs.forEach((_, p) => shader.write(`R${p}`, 'u32'));
   shader.uniform('slice').uniform('updates').uniform('dims', 'u32', k).uniform('strides', 'u32', k)
     .fn(indexHelper(indices.dataType));
   pairs.forEach(([, updates], p) => {
     shader.uniform(`u${p}_base`);
     declareIndexer(shader, `u${p}`, updates.shape.length);
   });
-  shader.main(`
-  let r = gi % u_slice();
-  let base = gi - r;
+  // element e's update slice (src >= 0), found by searching them (the last one targeting it wins)
+  shader.fn(`fn source(e: u32) -> i32 {
+  let base = e - e % u_slice();
   var src = -1i;
   for (var j = 0u; j < u_updates(); j++) {
     var off = 0u;
@@ -188,13 +195,35 @@ function lowerScatterNDSearch(node, L, indices, pairs) {
     }
     if (off == base) { src = i32(j); }
   }
-${pairs.map((_, p) => `  if (src >= 0) { Y${p}[gi] = U${p}[u_u${p}_base() + u${p}_offset(u32(src) * u_slice() + r)]; } else { Y${p}[gi] = X${p}[gi]; }`).join('\n')}`);
-  const uniforms = {slice, updates: updateSlices, dims, strides};
+  return src;
+}`);
+  const update = (p, e, src) => `U${p}[u_u${p}_base() + u${p}_offset(u32(${src}) * u_slice() + ${e} % u_slice())]`;
+  if (packed) {
+    shader.fn(F16_BITS).uniform('count');
+    shader.main(`${pairs.map((_, p) => `  var w${p} = 0u;`).join('\n')}
+  for (var h = 0u; h < 2u; h++) {
+    let e = gi * 2u + h;
+    if (e < u_count()) {
+      let src = source(e);
+${pairs.map((_, p) => `      var v${p} = ${unpackExpr('float16', `X${p}`, 'e')};
+      if (src >= 0) { v${p} = bitcast<f32>(${update(p, 'e', 'src')}); }
+      Y${p}[e] = bitcast<${T}>(v${p});
+      w${p} |= f32_to_f16_bits(v${p}) << (h * 16u);`).join('\n')}
+    }
+  }
+${pairs.map((_, p) => `  R${p}[gi] = w${p};`).join('\n')}`);
+  } else {
+    shader.main(`  let src = source(gi);
+${pairs.map((_, p) => `  if (src >= 0) { Y${p}[gi] = ${update(p, 'gi', 'src')}; } else { Y${p}[gi] = X${p}[gi]; }`).join('\n')}`);
+  }
+  const uniforms = {slice, updates: updateSlices, dims, strides, ...(packed ? {count} : {})};
   pairs.forEach(([, updates], p) => Object.assign(uniforms,
     {[`u${p}_base`]: views[p].offset, [`u${p}_shape`]: updates.shape, [`u${p}_strides`]: views[p].strides}));
-  L.step({shader, values: [...pairs.map(([input]) => L.value(input)), L.value(indices), ...views.map((v) => v.value),
-    ...pairs.map(([, , out]) => L.result(node, out))], origins: views.flatMap((v) => v.origins),
-  uniforms, threads: elementCount(pairs[0][0].shape), label: node.label});
+  const inputs = pairs.map(([input]) => (packed ? L.packedInput(input) : L.value(input)));
+  const outputs = pairs.map(([, , out]) => L.result(node, out));
+  const raws = packed ? pairs.map(([, , out]) => L.packedOutput(node.outputs[out])) : [];
+  L.step({shader, values: [...inputs, L.value(indices), ...views.map((v) => v.value), ...outputs, ...raws],
+    origins: views.flatMap((v) => v.origins), uniforms, threads: packed ? Math.ceil(count / 2) : count, label: node.label});
 }
 
 /**
