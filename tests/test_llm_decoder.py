@@ -7,7 +7,8 @@ tied embedding) is written under server/models/generated/llm-tiny-<bits>/. Greed
 tokens from a fixed prompt must equal onnxruntime's token for token; ORT must build one WebNN
 graph per session (prefill, decode: CPU fallback disabled) and each decode step must be one
 dispatch and one readTensor (the logits only: the KV cache stays on the device); the mask
-work ORT repeats in every layer is done once a graph.
+work ORT repeats in every layer is done once a graph. A q4f16 variant (float16 activations,
+scales, norms, cache and logits) compiles to the same steps, plus the logits' packing.
 """
 from __future__ import annotations
 
@@ -79,7 +80,9 @@ try {
   // steps that add up block sums (reduceSum) outside a packed product, and packed products that do
   const sumSteps = graphs.map((g) => describeGraph(g).steps.filter((st) => st.operators.some((o) => o.type === 'reduceSum'))
     .map((st) => st.operators.some((o) => o.type === 'dequantizeLinear')));
-  return {sumSteps, tokens, builds, perStep, maskSteps, cacheSteps, rotarySteps, attention, prefillRows: d.prefillRows, rowsAt, graphs: graphs.length};
+  // conversion steps between the tensor layout and the compute layout (float16 graphs)
+  const conversions = graphs.map((g) => describeGraph(g).steps.filter((st) => /^(un)?pack_float16$/.test(st.kernel)).length);
+  return {conversions, sumSteps, tokens, builds, perStep, maskSteps, cacheSteps, rotarySteps, attention, prefillRows: d.prefillRows, rowsAt, graphs: graphs.length};
 } finally {
   Object.assign(MLContext.prototype, {readTensor: read, dispatch});
   MLGraphBuilder.prototype.build = build;
@@ -101,14 +104,16 @@ navigator.ml.createContext = async function (...args) {
 """
 
 
-@pytest.mark.parametrize("bits,plan", [(8, "own"), (4, "own"), (4, "hardware"), (4, "offsets")])
+@pytest.mark.parametrize("bits,plan", [(8, "own"), (4, "own"), (4, "hardware"), (4, "offsets"), (4, "float16-hardware")])
 def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn_page, server_url, bits, plan):
     """plan: the polyfill's own for SwiftShader or a hardware adapter's; `offsets`: the layers'
-    products with block offsets and the default zero point (as the GGUF converter writes Q4_1)."""
+    products with block offsets and the default zero point (as the GGUF converter writes Q4_1);
+    `float16`: a q4f16 decoder (float16 activations, scales, norms, KV cache and logits)."""
     if not (VENDOR / "ort.min.mjs").is_file():
         pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
     offsets = plan.startswith("offsets")
-    name = f"llm-tiny-{bits}" + ("-offsets" if offsets else "")
+    float16 = plan.startswith("float16")
+    name = f"llm-tiny-{bits}" + ("-offsets" if offsets else "") + ("-f16" if float16 else "")
     folder = REPO / "server" / "models" / "generated" / name
     # 4-bit: an even number of blocks along every K (ff 100 = 4 blocks of 32, not a multiple of
     # the block). ORT's WebNN EP hands a 4-bit zero point over as ONNX's bytes, each row padded to
@@ -118,7 +123,7 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
     if offsets:
         write_tiny(folder, bits=4, ff=128, offsets=True, zero_points=False)
     else:
-        write_tiny(folder, bits=bits, **({"ff": 100} if bits == 4 else {}))
+        write_tiny(folder, bits=bits, **({"ff": 100} if bits == 4 else {}), **({"dtype": "float16"} if float16 else {}))
     expected = OrtDecoder(folder, MAX_LENGTH).generate(PROMPT, NEW_TOKENS)
     assert len(set(expected)) > 8  # a varied continuation, not one repeated token
     body = (_HARDWARE_PLAN if plan.endswith("hardware") else "") + _BODY
@@ -147,6 +152,9 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
         assert all(steps and all(steps) for steps in got["sumSteps"]), got["sumSteps"]
     else:
         assert got["sumSteps"] == [[]] * 3, got["sumSteps"]
+    # a float16 model's KV cache is read and written in its tensor layout by the cache update's
+    # step (ops/gather.js): the logits' packing is each graph's only conversion step
+    assert got["conversions"] == ([1, 1, 1] if float16 else [0, 0, 0]), got["conversions"]
     if plan.endswith("hardware"):
         # one fused attention step a layer a graph, reading the K/V cache itself: the expands of
         # the shared heads (and K's transpose) are part of it, not steps of their own

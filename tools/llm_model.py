@@ -8,6 +8,8 @@ The graph follows ONNX Runtime GenAI's decoder layout so that ORT's WebNN EP map
   the last prompt token in prefill, 0 in decode); ``past_key_values.{i}.key|value`` float32
   [1, kv_heads, max_length, head_dim] (a fixed-size cache);
 * outputs ``logits`` float32 [1, 1, vocab] and ``present.{i}.key|value`` (the same shape as past);
+* ``Config.dtype`` "float16" makes every float tensor above and every float weight (scales, norms,
+  the rotary caches) float16, as the builder's q4f16 files have them;
 * the embedding: GatherBlockQuantized (8-bit, block 32) or Gather (float32);
 * per layer: (Skip)SimplifiedLayerNormalization, three MatMulNBits (q, k, v), GroupQueryAttention
   with rotary (``do_rotary=1``, cos/sin caches, halves rotated: ``rotary_interleaved=0``), the
@@ -64,10 +66,16 @@ class Config:
     zero_points: bool = True
     embedding: str = "gbq8"  # "gbq8": GatherBlockQuantized 8-bit (lm_head shares the codes); "float"
     offsets: bool = False    # the layers' products have block offsets (W = scale * (q - zp) + offset)
+    dtype: str = "float32"   # the float type of activations, scales, norms, caches and logits ("float16": q4f16)
 
     @property
     def head_dim(self) -> int:
         return self.hidden // self.heads
+
+    @property
+    def float_type(self) -> type:
+        """The NumPy type of the model's float tensors."""
+        return {"float32": np.float32, "float16": np.float16}[self.dtype]
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -193,6 +201,8 @@ def build_model(config: Config, weights: dict):
     from onnx import TensorProto, helper, numpy_helper
 
     inits, nodes = [], []
+    fl = config.float_type
+    elem = TensorProto.FLOAT16 if fl is np.float16 else TensorProto.FLOAT
 
     def init(name, array):
         inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
@@ -207,7 +217,7 @@ def build_model(config: Config, weights: dict):
     def matmul_nbits(x, q: QuantLinear, prefix):
         n, k = q.codes.shape
         inputs = [x, init(prefix + ".qweight", pack_nbits(q.codes, q.bits, q.block)),
-                  init(prefix + ".scales", q.scales.reshape(-1).astype(np.float32))]
+                  init(prefix + ".scales", q.scales.reshape(-1).astype(fl))]
         # MatMulNBits' default zero point is 2^(bits-1): the input is left out only where all are that
         if config.zero_points or q.bits == 8 or (q.zero_points != 1 << (q.bits - 1)).any():
             inputs.append(init(prefix + ".qzeros", pack_zero_points(q.zero_points, q.bits)))
@@ -223,7 +233,7 @@ def build_model(config: Config, weights: dict):
                          [f"{x}.blocks"])
             block_sums[key] = node("ReduceSum", [split, init(f"{x}.blocks_axis", np.array([-1], np.int64))],
                                    [f"{x}.block_sums"], keepdims=0)
-        shift = node("MatMul", [block_sums[key], init(prefix + ".offsets", np.ascontiguousarray(q.offsets.T))],
+        shift = node("MatMul", [block_sums[key], init(prefix + ".offsets", np.ascontiguousarray(q.offsets.T.astype(fl)))],
                      [prefix + ".offset"])
         return node("Add", [out, shift], [prefix + ".out"])
 
@@ -231,14 +241,14 @@ def build_model(config: Config, weights: dict):
     embed: QuantLinear = weights["embed"]
     if config.embedding == "gbq8":
         x = node("GatherBlockQuantized", [init("embed.qweight", embed.codes), "input_ids",
-                                          init("embed.scales", embed.scales),
+                                          init("embed.scales", embed.scales.astype(fl)),
                                           init("embed.qzeros", embed.zero_points)],
                  ["embeds"], MS, bits=8, block_size=embed.block, gather_axis=0, quantize_axis=1)
     else:
-        x = node("Gather", [init("embed.weight", embed.dequantize().astype(np.float32)), "input_ids"], ["embeds"])
+        x = node("Gather", [init("embed.weight", embed.dequantize().astype(fl)), "input_ids"], ["embeds"])
     cos, sin = rotary_caches(config)
-    init("cos_cache", cos)
-    init("sin_cache", sin)
+    init("cos_cache", cos.astype(fl))
+    init("sin_cache", sin.astype(fl))
     # a literal: ORT's WebNN EP takes GroupQueryAttention only with a constant
     # total_sequence_length (save() writes one model file per maximum context)
     init(TSL, np.array(DEFAULT_MAX_LENGTH, np.int32))
@@ -246,12 +256,12 @@ def build_model(config: Config, weights: dict):
     for i, layer in enumerate(weights["layers"]):
         p = f"layers.{i}"
         if residual is None:
-            normed = node("SimplifiedLayerNormalization", [x, init(p + ".attn_norm", layer["attn_norm"])],
+            normed = node("SimplifiedLayerNormalization", [x, init(p + ".attn_norm", layer["attn_norm"].astype(fl))],
                           [p + ".attn_norm.out"], axis=-1, epsilon=config.eps)
             residual = x
         else:
             outs = [p + ".attn_norm.out", "", "", p + ".attn_norm.residual"]
-            node("SkipSimplifiedLayerNormalization", [x, residual, init(p + ".attn_norm", layer["attn_norm"])],
+            node("SkipSimplifiedLayerNormalization", [x, residual, init(p + ".attn_norm", layer["attn_norm"].astype(fl))],
                  outs, MS, epsilon=config.eps)
             normed, residual = outs[0], outs[3]
         q, k, v = (matmul_nbits(normed, layer[n], f"{p}.attn.{n}") for n in ("q", "k", "v"))
@@ -263,7 +273,7 @@ def build_model(config: Config, weights: dict):
                     scale=float(1 / np.sqrt(hd)))
         o = matmul_nbits(attn, layer["o"], p + ".attn.o")
         outs = [p + ".ffn_norm.out", "", "", p + ".ffn_norm.residual"]
-        node("SkipSimplifiedLayerNormalization", [o, residual, init(p + ".ffn_norm", layer["ffn_norm"])],
+        node("SkipSimplifiedLayerNormalization", [o, residual, init(p + ".ffn_norm", layer["ffn_norm"].astype(fl))],
              outs, MS, epsilon=config.eps)
         normed, residual = outs[0], outs[3]
         gate = matmul_nbits(normed, layer["gate"], p + ".mlp.gate")
@@ -272,13 +282,13 @@ def build_model(config: Config, weights: dict):
         silu = node("Mul", [gate, sig], [p + ".mlp.silu"])
         act = node("Mul", [silu, up], [p + ".mlp.act"])
         x = matmul_nbits(act, layer["down"], p + ".mlp.down")
-    final = node("SkipSimplifiedLayerNormalization", [x, residual, init("norm", weights["norm"])],
+    final = node("SkipSimplifiedLayerNormalization", [x, residual, init("norm", weights["norm"].astype(fl))],
                  ["final_norm.out"], MS, epsilon=config.eps)
     last = node("Gather", [final, "logits_index"], ["final_norm.last"], axis=1)
     lm_head = QuantLinear(embed.codes, embed.scales, embed.zero_points, 8, embed.block)
     n, k = lm_head.codes.shape
     node("MatMulNBits", [last, init("lm_head.qweight", pack_nbits(lm_head.codes, 8, lm_head.block)),
-                         init("lm_head.scales", lm_head.scales.reshape(-1)),
+                         init("lm_head.scales", lm_head.scales.reshape(-1).astype(fl)),
                          init("lm_head.qzeros", pack_zero_points(lm_head.zero_points, 8))],
          ["logits"], MS, K=k, N=n, bits=8, block_size=lm_head.block, accuracy_level=0)
 
@@ -286,11 +296,11 @@ def build_model(config: Config, weights: dict):
     inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "sequence_length"]),
               helper.make_tensor_value_info("seqlens_k", TensorProto.INT32, [1]),
               helper.make_tensor_value_info("logits_index", TensorProto.INT64, [1])]
-    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1, config.vocab])]
+    outputs = [helper.make_tensor_value_info("logits", elem, [1, 1, config.vocab])]
     for i in range(config.layers):
         for kind in ("key", "value"):
-            inputs.append(helper.make_tensor_value_info(f"past_key_values.{i}.{kind}", TensorProto.FLOAT, kv_shape))
-            outputs.append(helper.make_tensor_value_info(f"present.{i}.{kind}", TensorProto.FLOAT, kv_shape))
+            inputs.append(helper.make_tensor_value_info(f"past_key_values.{i}.{kind}", elem, kv_shape))
+            outputs.append(helper.make_tensor_value_info(f"present.{i}.{kind}", elem, kv_shape))
     graph = helper.make_graph(nodes, "decoder", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(MS, 1)],
                               producer_name="webnn-wgsl tools/llm_model.py")
@@ -324,7 +334,8 @@ def save(model, folder: Path, config: Config, max_lengths=(64, DEFAULT_MAX_LENGT
             onnx.save_model(model, str(path))
     meta = {"config": config.to_json(), "inputs": ["input_ids", "seqlens_k", "logits_index"],
             "max_lengths": sorted(max_lengths), "prefill_lengths": sorted(set(prefill_lengths) - set(max_lengths)),
-            "kv": {"layers": config.layers, "kv_heads": config.kv_heads, "head_dim": config.head_dim},
+            "kv": {"layers": config.layers, "kv_heads": config.kv_heads, "head_dim": config.head_dim,
+                   "dataType": config.dtype},
             **(extra or {})}
     (folder / "genai_config.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return folder

@@ -52,7 +52,8 @@ class OrtDecoder:
 
     def empty_past(self) -> dict:
         shape = (1, self.kv["kv_heads"], self.max_length, self.kv["head_dim"])
-        return {f"past_key_values.{i}.{kind}": np.zeros(shape, np.float32)
+        dtype = np.float16 if self.kv.get("dataType") == "float16" else np.float32
+        return {f"past_key_values.{i}.{kind}": np.zeros(shape, dtype)
                 for i in range(self.kv["layers"]) for kind in ("key", "value")}
 
     def prefill(self, prompt: list[int]) -> tuple[np.ndarray, dict]:

@@ -127,6 +127,8 @@ export class Decoder {
     this.maxLength = maxLength;
     this.sessions = {prefill, decode};
     this.kvShape = [1, meta.kv.kv_heads, maxLength, meta.kv.head_dim];
+    /** the cache's (and the logits') float type: 'float32', or 'float16' in a q4f16 model */
+    this.kvType = meta.kv.dataType ?? 'float32';
     /** past input names, one pair of MLTensors each */
     this.pastNames = [];
     for (let i = 0; i < meta.kv.layers; i++) {
@@ -135,7 +137,7 @@ export class Decoder {
   }
 
   /** bytes of the KV cache on the device (both halves of every pair) */
-  get cacheBytes() { return 2 * this.pastNames.length * count(this.kvShape) * 4; }
+  get cacheBytes() { return 2 * this.pastNames.length * count(this.kvShape) * (this.kvType === 'float16' ? 2 : 4); }
 
   /**
    * The token ids whose keys and values the cache holds in rows 0 .. n - 1 (a copy). Rows after
@@ -147,10 +149,10 @@ export class Decoder {
   get costs() { return {stepMs: this.#stepMs, prefillMs: Object.fromEntries(this.#prefillMs)}; }
 
   async #allocate() {
-    const desc = {dataType: 'float32', shape: this.kvShape, readable: false, writable: true};
+    const desc = {dataType: this.kvType, shape: this.kvShape, readable: false, writable: true};
     for (const name of this.pastNames) {
       const pair = await Promise.all([this.context.createTensor(desc), this.context.createTensor(desc)]);
-      this.#pairs.push({name, tensors: pair.map((t) => this.#ort.Tensor.fromMLTensor(t, {dataType: 'float32', dims: this.kvShape}))});
+      this.#pairs.push({name, tensors: pair.map((t) => this.#ort.Tensor.fromMLTensor(t, {dataType: this.kvType, dims: this.kvShape}))});
     }
   }
 
@@ -174,7 +176,9 @@ export class Decoder {
     const out = await session.run(feeds, fetches);
     this.#flip = !this.#flip;
     const logits = await out.logits.getData(true);
-    return logits instanceof Float32Array ? logits : new Float32Array(logits);
+    if (logits instanceof Float32Array) return logits;
+    // float16 logits: binary16 bits (Uint16Array) where ORT-web has no Float16Array, else values
+    return Float32Array.from(logits instanceof Uint16Array ? new Float16Array(logits.buffer, logits.byteOffset, logits.length) : logits);
   }
 
   /**
