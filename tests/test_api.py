@@ -300,6 +300,18 @@ def test_dispatch_and_build_errors(webnn_page, server_url, body, error):
     assert error_of(webnn_page, server_url, GRAPH + body)[0] == error
 
 
+@pytest.mark.parametrize("body, words", [
+    # a typed array where an MLTensor belongs (MLContext.compute()'s habit): named as such
+    ("ctx.dispatch(graph, {x: new Float32Array(6)}, {y: ty});", ['input "x" is not an MLTensor']),
+    ("const other = await navigator.ml.createContext(); const o = await other.createTensor({...f32, readable: true}); "
+     "ctx.dispatch(graph, {x: tx}, {y: o});", ['output "y"', "another context"]),
+    ("tx.destroy(); ctx.dispatch(graph, {x: tx}, {y: ty});", ['input "x"', "destroyed"]),
+])
+def test_dispatch_errors_name_the_binding(webnn_page, server_url, body, words):
+    name, message = error_of(webnn_page, server_url, GRAPH + body)
+    assert name == "TypeError" and all(w in message for w in words), message
+
+
 @pytest.mark.parametrize("body, error", [
     ("const b = new MLGraphBuilder(ctx); b.input('', f32);", "TypeError"),
     ("const b = new MLGraphBuilder(ctx); b.input('x', f32); b.input('x', f32);", "TypeError"),

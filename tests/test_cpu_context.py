@@ -445,20 +445,25 @@ def test_context_options_convert_as_webidl_does(webnn_page, server_url):
     """MLContextOptions (spec §ML: `MLPowerPreference powerPreference`, `boolean accelerated`)
     convert by WebIDL rules: accelerated by ToBoolean (0, '' and null ask for the CPU context,
     which plain `=== false` missed), enums by ToString (String objects count; null is "null",
-    not a member: TypeError). The suite's page default is WebGPU, so only the option can pick the
-    CPU here."""
+    not a member: TypeError; deviceType as Chromium's MLDeviceType). The suite's page default is
+    WebGPU, so only the option can pick the CPU here. Unknown `polyfill` members are TypeErrors."""
     r = _eval(webnn_page, server_url, """async () => {
       const out = {};
       const kinds = {zero: {accelerated: 0}, empty: {accelerated: ''}, nul: {accelerated: null}, one: {accelerated: 1},
         cpuObject: {deviceType: new String('cpu')}, lowPower: {powerPreference: new String('low-power')},
-        nullPower: {powerPreference: null}, badPower: {powerPreference: 'fast'}};
+        nullPower: {powerPreference: null}, badPower: {powerPreference: 'fast'},
+        // Chromium's MLDeviceType: "GPU" is not "gpu" (it fell through to the automatic choice)
+        badDevice: {deviceType: 'GPU'}, numberDevice: {deviceType: 5},
+        // a misspelt polyfill option (fastReadback) fails instead of leaving the default in force
+        typo: {polyfill: {fastreadback: false}}};
       for (const [k, options] of Object.entries(kinds)) {
         out[k] = await navigator.ml.createContext(options).then((c) => { const a = c.accelerated; c.destroy(); return a; }, (e) => e.name);
       }
       return out;
     }""")
     assert r == {"zero": False, "empty": False, "nul": False, "one": True, "cpuObject": False, "lowPower": True,
-                 "nullPower": "TypeError", "badPower": "TypeError"}
+                 "nullPower": "TypeError", "badPower": "TypeError", "badDevice": "TypeError", "numberDevice": "TypeError",
+                 "typo": "TypeError"}
 
 
 def test_ort_base_url_is_a_folder_relative_to_the_page(webnn_page, server_url):

@@ -50,6 +50,9 @@ const result = {
   badShape: await error(() => configureContext(plain, {tuning: {matrixKernel: {depth: 48, stages: 2}}})),
   shape: configureContext(plain, {tuning: {matrixKernel: {depth: 16, stages: 2}}}).tuning.matrixKernel,
   notContext: await error(() => configureContext({}, {tuning: {}})),
+  // a misspelt option is named, and changes nothing
+  badOption: await error(() => configureContext(plain, {fastReadbak: true, tuning: {splitK: 3}})),
+  splitAfterBadOption: contextInfo(plain).tuning.splitK ?? null,
 };
 plain.destroy(); tiled.destroy();
 return result;
@@ -79,6 +82,7 @@ def test_switches_declared_set_and_read(webnn_page, server_url):
     assert r["badShape"][0] == "TypeError" and "matrixKernel" in r["badShape"][1]
     assert r["shape"] == {"depth": 16, "stages": 2}
     assert r["notContext"][0] == "TypeError"
+    assert r["badOption"][0] == "TypeError" and "fastReadbak" in r["badOption"][1] and r["splitAfterBadOption"] is None
 
 
 #: writes into a context's private slots (<accessor>(x).name = ..., slots.name = ...)

@@ -181,9 +181,13 @@ export class MLContext {
     const outputEntries = Object.entries(outputs ?? {});
     const all = [...inputEntries, ...outputEntries].map(([, t]) => t);
     if (new Set(all).size !== all.length) throw typeError('dispatch', 'the same MLTensor is bound more than once');
-    for (const t of all) {
-      if (!isTensor(t) || tensorSlots(t).context !== this) throw typeError('dispatch', 'a tensor does not belong to this context');
-      if (tensorSlots(t).destroyed) throw typeError('dispatch', 'a tensor is destroyed');
+    for (const [kind, entries] of [['input', inputEntries], ['output', outputEntries]]) {
+      for (const [name, t] of entries) {
+        // WebIDL's record<USVString, MLTensor>: a typed array (MLContext.compute()'s) is no MLTensor
+        if (!isTensor(t)) throw typeError('dispatch', `${kind} "${name}" is not an MLTensor (createTensor() makes one)`);
+        if (tensorSlots(t).context !== this) throw typeError('dispatch', `${kind} "${name}": the tensor belongs to another context`);
+        if (tensorSlots(t).destroyed) throw typeError('dispatch', `${kind} "${name}": the tensor is destroyed`);
+      }
     }
     validateNamed(inputEntries, g.inputDescriptors, 'input');
     validateNamed(outputEntries, g.outputDescriptors, 'output');

@@ -20,6 +20,8 @@ import {enumValue} from './shape/common.js';
 
 /** MLPowerPreference values. */
 const POWER_PREFERENCES = ['default', 'high-performance', 'low-power'];
+/** Chromium 156's MLDeviceType (the spec has none: it chooses by `accelerated`). */
+const DEVICE_TYPES = ['cpu', 'gpu', 'npu'];
 
 /** Device limits we ask for when the adapter offers more than the defaults. */
 const WANTED_LIMITS = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
@@ -48,7 +50,7 @@ export class ML {
    * @returns {Promise<MLContext>}
    * @throws (rejects) NotSupportedError when WebGPU offers no adapter or device for a GPU
    *   request, or ONNX Runtime cannot be loaded for a CPU one (and there is no adapter);
-   *   TypeError for an invalid powerPreference; InvalidStateError for a GPUDevice already lost
+   *   TypeError for an invalid powerPreference or deviceType; InvalidStateError for a GPUDevice already lost
    */
   async createContext(options = {}) {
     if (typeof GPUDevice !== 'undefined' && options instanceof GPUDevice) {
@@ -117,8 +119,8 @@ function chooseDevice(options) {
 function deviceOf(options) {
   if (options === null || typeof options !== 'object') return null;
   // WebIDL: `boolean accelerated` converts by ToBoolean (0, '' and null are false); the enum
-  // deviceType by ToString
-  const deviceType = options.deviceType === undefined ? undefined : String(options.deviceType);
+  // deviceType by ToString, a value outside it a TypeError (as Chromium's MLDeviceType)
+  const deviceType = enumValue(options.deviceType, DEVICE_TYPES, null, 'createContext', 'deviceType');
   if ((options.accelerated !== undefined && !options.accelerated) || deviceType === 'cpu') return 'cpu';
   if (deviceType === 'gpu' || deviceType === 'npu') return 'gpu';
   return null;

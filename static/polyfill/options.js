@@ -22,15 +22,31 @@ import {matrixUnits} from './ops/matmul_matrix_units.js';
  * member); fastReadback and profiling convert to booleans.
  * @param {object} [options] MLContextOptions
  * @returns {{fastReadback: boolean, profiling: boolean, productPrecision: string, tuning: object}} tuning: a frozen tuning.js object
- * @throws {TypeError} `polyfill.tuning` names an unknown switch or a value of the wrong kind, or
- *   `polyfill.productPrecision` is neither 'float32' nor 'float16'
+ * @throws {TypeError} `polyfill` has a member other than CREATE_OPTIONS, `polyfill.tuning` names
+ *   an unknown switch or a value of the wrong kind, or `polyfill.productPrecision` is neither
+ *   'float32' nor 'float16'
  */
 export function polyfillOptions(options) {
   const given = options?.polyfill;
   const p = given !== null && (typeof given === 'object' || typeof given === 'function') ? given : {};
+  knownNames(p, CREATE_OPTIONS, 'createContext', 'polyfill option');
   return {fastReadback: p.fastReadback === undefined ? true : Boolean(p.fastReadback), profiling: Boolean(p.profiling),
     productPrecision: productPrecision(p.productPrecision, 'createContext', 'polyfill.productPrecision') ?? 'float32',
     tuning: withTuning(DEFAULT_TUNING, p.tuning, 'createContext')};
+}
+
+/** The members of `polyfill` createContext reads (ortBaseUrl and threads: the CPU context's, cpu/backend.js). */
+const CREATE_OPTIONS = ['fastReadback', 'profiling', 'productPrecision', 'tuning', 'ortBaseUrl', 'threads'];
+/** The members configureContext reads. */
+const CONFIGURE_OPTIONS = ['fastReadback', 'profiling', 'productPrecision', 'tuning'];
+
+/**
+ * Throws a TypeError naming a member of `given` that is not in `known`: a misspelt option fails
+ * where it is given instead of leaving the default in force unnoticed (as tuning switches do).
+ */
+function knownNames(given, known, label, what) {
+  const unknown = Object.keys(given).find((name) => !known.includes(name));
+  if (unknown !== undefined) throw new TypeError(`${label}: unknown ${what} "${unknown}" (known: ${known.join(', ')})`);
 }
 
 /**
@@ -55,12 +71,14 @@ function productPrecision(value, label, name) {
  * @param {{fastReadback?: boolean, profiling?: boolean, productPrecision?: string, tuning?: object}} options
  * @returns {{fastReadback: boolean, profiling: boolean, productPrecision: string, tuning: object}} the
  *   settings now in force (profiling: whether graphs built now are profiled; tuning: the frozen switches)
- * @throws {TypeError} `context` is not an MLContext of this polyfill, `tuning` names an
- *   unknown switch or a value of the wrong kind, or `productPrecision` is neither 'float32' nor 'float16'
+ * @throws {TypeError} `context` is not an MLContext of this polyfill, `options` has a member
+ *   other than CONFIGURE_OPTIONS, `tuning` names an unknown switch or a value of the wrong kind,
+ *   or `productPrecision` is neither 'float32' nor 'float16'
  */
 export function configureContext(context, options) {
   const s = contextSlots(context);
   if (!s) throw new TypeError('configureContext: argument is not an MLContext of this polyfill');
+  knownNames(options ?? {}, CONFIGURE_OPTIONS, 'configureContext', 'option');
   const {fastReadback, profiling, productPrecision: precision, tuning} = options ?? {};
   const checked = productPrecision(precision, 'configureContext', 'productPrecision');
   s.tuning = withTuning(s.tuning, tuning, 'configureContext');
