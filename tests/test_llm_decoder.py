@@ -185,3 +185,21 @@ def test_a_long_prompt_prefills_through_the_cache_pairs_and_rotary_pairs(webnn_p
     # the 64-row prefill graph, then the decode graph
     assert got["cacheSteps"] == [[2] * 6, [2, 2]], got["cacheSteps"]
     assert got["rotarySteps"] == [[2, 2], [2, 2]], got["rotarySteps"]
+
+
+def test_a_q4f16_decoder_on_the_cpu_context(webnn_page, server_url):
+    """The q4f16 tiny decoder (float16 activations, scales, norms, cache and logits) on the CPU
+    context (ONNX Runtime's wasm under WebNN): onnxruntime's greedy tokens, one WebNN graph per
+    session, one dispatch and one read a step."""
+    if not (VENDOR / "ort.min.mjs").is_file():
+        pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
+    name = "llm-tiny-4-f16-cpu"
+    folder = REPO / "server" / "models" / "generated" / name
+    write_tiny(folder, bits=4, ff=100, dtype="float16")
+    expected = OrtDecoder(folder, MAX_LENGTH).generate(PROMPT, NEW_TOKENS)
+    result = run_js(webnn_page, server_url, _BODY % {"name": name, "L": MAX_LENGTH, "device": "cpu",
+                                                     "prompt": json.dumps(PROMPT), "n": NEW_TOKENS})
+    assert "ok" in result, result
+    got = result["ok"]
+    assert got["tokens"] == expected
+    assert got["builds"] == 2 and got["perStep"] == [[1, 1]] * (NEW_TOKENS - 1), got
