@@ -8,6 +8,7 @@ too): the last update of a repeated index wins, as the unpaired lowering writes 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.graph_runner import run_js
 
@@ -99,15 +100,16 @@ def test_pairs_beyond_the_search_limit_share_their_three_steps(webnn_page, serve
 
 _F16_BODY = """
 const {describeGraph} = await import('/polyfill/inspect.js');
-const context = await navigator.ml.createContext();
+const context = await navigator.ml.createContext({polyfill: {tuning: {scatterSearchMax: %(max)d}}});
 const b = new MLGraphBuilder(context);
 const f16 = (shape) => ({dataType: 'float16', shape});
 // 15 elements: the last word of the tensor layout holds one
 const k = b.input('k', f16([1, 3, 5]));
 const v = b.input('v', f16([1, 3, 5]));
-const nk = b.input('nk', f16([1, 1, 5]));
-const nv = b.input('nv', f16([1, 1, 5]));
-const pos = b.input('pos', {dataType: 'int32', shape: [1, 1, 2]});
+// three update rows: rows 2, 0 and 2 again (the last one wins)
+const nk = b.input('nk', f16([1, 3, 5]));
+const nv = b.input('nv', f16([1, 3, 5]));
+const pos = b.input('pos', {dataType: 'int32', shape: [1, 3, 2]});
 const k2 = b.scatterND(k, pos, nk, {label: 'key'});
 const v2 = b.scatterND(v, pos, nv, {label: 'value'});
 // a reader of both outputs inside the graph (an LLM's attention), and of k itself
@@ -119,9 +121,10 @@ const kernels = describeGraph(graph).steps.map((st) => st.kernel);
 const data = {
   k: [0, -0, 1.5, -2.25, Infinity, -Infinity, 2 ** -24, 65504, -1, 3, 4, 5, 6, 7, 0.5],
   v: Array.from({length: 15}, (_, i) => 10 - i * 0.75),
-  nk: [100, 101, -0, 103, 2 ** -20], nv: [-100, -101, -102, -103, -104], pos: [0, 2],
+  nk: [100, 101, -0, 103, 2 ** -20, 7, 8, 9, 10, 11, -5, -6, -7, -8, -9],
+  nv: Array.from({length: 15}, (_, i) => -100 - i), pos: [0, 2, 0, 0, 0, 2],
 };
-const shapes = {k: [1, 3, 5], v: [1, 3, 5], nk: [1, 1, 5], nv: [1, 1, 5], pos: [1, 1, 2]};
+const shapes = {k: [1, 3, 5], v: [1, 3, 5], nk: [1, 3, 5], nv: [1, 3, 5], pos: [1, 3, 2]};
 const inputs = {};
 for (const [name, values] of Object.entries(data)) {
   const dataType = name === 'pos' ? 'int32' : 'float16';
@@ -139,24 +142,29 @@ return {kernels, results, data};
 """
 
 
-def test_a_float16_cache_pair_reads_and_writes_the_tensor_layout(webnn_page, server_url):
-    """float16 graph inputs scattered into graph outputs (a q4f16 LLM's KV cache): one step reads
-    the inputs' and writes the outputs' binary16 words (an odd element count too) besides the
-    compute values the graph's other readers take; no conversion step for them, while the inputs
-    read elsewhere (k by relu) and the other outputs keep theirs. Values bit for bit (-0, ±Inf,
-    a subnormal)."""
-    r = run_js(webnn_page, server_url, _F16_BODY)
+@pytest.mark.parametrize("search_max", [64, 0])
+def test_a_float16_cache_pair_reads_and_writes_the_tensor_layout(webnn_page, server_url, search_max):
+    """float16 graph inputs scattered into graph outputs (a q4f16 LLM's KV cache): the step that
+    writes the outputs reads the inputs' and writes the outputs' binary16 words (an odd element
+    count too) besides the compute values the graph's other readers take: the search step of few
+    update slices (a decode step's), or after the clear and claim steps (`search_max` 0: a
+    prefill's); no conversion step for them, while the inputs read elsewhere (k by relu) and the
+    other outputs keep theirs. Values bit for bit (-0, ±Inf, a subnormal)."""
+    r = run_js(webnn_page, server_url, _F16_BODY % {"max": search_max})
     assert "ok" in r, r
     got = r["ok"]
     d = got["data"]
     k, v = np.array(d["k"], np.float16).reshape(1, 3, 5), np.array(d["v"], np.float16).reshape(1, 3, 5)
-    nk, nv = np.array(d["nk"], np.float16).reshape(1, 1, 5), np.array(d["nv"], np.float16).reshape(1, 1, 5)
-    pos = np.array(d["pos"]).reshape(1, 1, 2)
+    nk, nv = np.array(d["nk"], np.float16).reshape(1, 3, 5), np.array(d["nv"], np.float16).reshape(1, 3, 5)
+    pos = np.array(d["pos"]).reshape(1, 3, 2)
     k2, v2 = _scatter(k, pos, nk), _scatter(v, pos, nv)
     expected = {"k2": k2, "v2": v2, "s": (k2 + v2).astype(np.float16), "r": np.maximum(k, np.float16(0))}
     for name, want in expected.items():
         np.testing.assert_array_equal(np.array(got["results"][name], np.uint16), want.reshape(-1).view(np.uint16), err_msg=name)
     kernels = got["kernels"]
-    assert kernels.count("scatterND_search_pair_f16") == 1, kernels
+    if search_max:
+        assert kernels.count("scatterND_search_pair_f16") == 1, kernels
+    else:
+        assert [k for k in kernels if k.startswith("scatter")] == ["scatter_clear", "scatterND_claim", "scatter_finish_pair_f16"], kernels
     # unpacked: k (for relu), nk, nv; packed: s, r (k2 and v2 by the scatter's step)
     assert kernels.count("unpack_float16") == 3 and kernels.count("pack_float16") == 2, kernels

@@ -108,19 +108,29 @@ function lowerScatter(node, L, name, indices, pairs, {target, uniforms, declare}
   const count = elementCount(pairs[0][0].shape);
   const updateCount = elementCount(pairs[0][1].shape);
   const suffix = pairs.length > 1 ? '_pair' : '';
+  // float16 graph inputs scattered into graph outputs (a q4f16 LLM's KV cache in a prefill): the
+  // winners cleared, claimed, then one step a word takes each element's winning update or its
+  // input's value, read and written in the tensor layout (as lowerScatterNDSearch does)
+  const packed = pairs.every(([input, , out]) => L.packsBoundary(input, node.outputs[out]));
   const outs = pairs.map(([, , out]) => L.result(node, out));
   const winners = L.temp(count * 4, `${node.label}: winners`);
-  const copy = new Shader(`scatter_init${suffix}`);
-  pairs.forEach((_, p) => copy.read(`X${p}`, T));
-  pairs.forEach((_, p) => copy.write(`Y${p}`, T));
-  copy.atomic('W').main(`${pairs.map((_, p) => `  Y${p}[gi] = X${p}[gi];`).join('\n')}\n  atomicStore(&W[gi], 0u);`);
-  L.step({shader: copy, values: [...pairs.map(([input]) => L.value(input)), ...outs, winners],
-    threads: count, label: `${node.label}: copy`});
+  const copy = new Shader(`scatter_${packed ? 'clear' : `init${suffix}`}`);
+  if (!packed) {
+    pairs.forEach((_, p) => copy.read(`X${p}`, T));
+    pairs.forEach((_, p) => copy.write(`Y${p}`, T));
+  }
+  copy.atomic('W').main(`${packed ? '' : pairs.map((_, p) => `  Y${p}[gi] = X${p}[gi];`).join('\n')}\n  atomicStore(&W[gi], 0u);`);
+  L.step({shader: copy, values: [...(packed ? [] : [...pairs.map(([input]) => L.value(input)), ...outs]), winners],
+    threads: count, label: `${node.label}: ${packed ? 'clear' : 'copy'}`});
   const I = L.value(indices);
   const indexed = (shader) => declare(shader).fn(indexHelper(indices.dataType));
   const claim = indexed(new Shader(`${name}_claim`).read('I', wgslType(indices.dataType)).atomic('W'))
     .main(`${target}\n  atomicMax(&W[off], gi + 1u);`);
   L.step({shader: claim, values: [I, winners], uniforms, threads: updateCount, label: `${node.label}: claim`});
+  if (packed) {
+    scatterPackedFinish(node, L, pairs, winners, outs, count);
+    return;
+  }
   const views = pairs.map(([, updates]) => L.view(updates));
   const write = new Shader(`${name}_write${suffix}`).read('I', wgslType(indices.dataType));
   pairs.forEach((_, p) => write.read(`U${p}`, T));
@@ -139,6 +149,43 @@ ${pairs.map((_, p) => `    Y${p}[off] = U${p}[u_u${p}_base() + u${p}_offset(gi)]
   }`);
   L.step({shader: write, values: [I, ...views.map((v) => v.value), winners, ...outs],
     origins: views.flatMap((v) => v.origins), uniforms: writeUniforms, threads: updateCount, label: `${node.label}: write`});
+}
+
+/**
+ * lowerScatter's last step for float16 tensor-layout inputs and outputs: one invocation a word of
+ * the outputs, each of its two elements the update that won it (W: update number + 1) or else the
+ * input's element; written in the compute layout (Y, for the graph's readers) and as binary16 (R).
+ */
+function scatterPackedFinish(node, L, pairs, winners, outs, count) {
+  const T = wordType(pairs[0][0].dataType);
+  const views = pairs.map(([, updates]) => L.view(updates));
+  const shader = new Shader(`scatter_finish${pairs.length > 1 ? '_pair' : ''}_f16`).read('W', 'u32');
+  pairs.forEach((_, p) => shader.read(`X${p}`, 'u32'));
+  pairs.forEach((_, p) => shader.read(`U${p}`, T));
+  pairs.forEach((_, p) => shader.write(`Y${p}`, T));
+  pairs.forEach((_, p) => shader.write(`R${p}`, 'u32'));
+  shader.uniform('count').fn(F16_BITS);
+  const uniforms = {count};
+  pairs.forEach(([, updates], p) => {
+    shader.uniform(`u${p}_base`);
+    declareIndexer(shader, `u${p}`, updates.shape.length);
+    Object.assign(uniforms, {[`u${p}_base`]: views[p].offset, [`u${p}_shape`]: updates.shape, [`u${p}_strides`]: views[p].strides});
+  });
+  shader.main(`${pairs.map((_, p) => `  var w${p} = 0u;`).join('\n')}
+  for (var h = 0u; h < 2u; h++) {
+    let e = gi * 2u + h;
+    if (e < u_count()) {
+      let won = W[e];
+${pairs.map((_, p) => `      var v${p} = ${unpackExpr('float16', `X${p}`, 'e')};
+      if (won != 0u) { v${p} = bitcast<f32>(U${p}[u_u${p}_base() + u${p}_offset(won - 1u)]); }
+      Y${p}[e] = bitcast<${T}>(v${p});
+      w${p} |= f32_to_f16_bits(v${p}) << (h * 16u);`).join('\n')}
+    }
+  }
+${pairs.map((_, p) => `  R${p}[gi] = w${p};`).join('\n')}`);
+  L.step({shader, values: [winners, ...pairs.map(([input]) => L.packedInput(input)), ...views.map((v) => v.value), ...outs,
+    ...pairs.map(([, , out]) => L.packedOutput(node.outputs[out]))], origins: views.flatMap((v) => v.origins),
+  uniforms, threads: Math.ceil(count / 2), label: `${node.label}: write`});
 }
 
 function lowerScatterElements(node, L) {
