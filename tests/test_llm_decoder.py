@@ -163,18 +163,24 @@ def test_greedy_generation_equals_onnxruntime_with_the_cache_on_the_device(webnn
             assert ops.count("expand") == 2 and "softmax" in ops, ops
 
 
-def test_a_long_prompt_prefills_through_the_cache_pairs_and_rotary_pairs(webnn_page, server_url):
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_a_long_prompt_prefills_through_the_cache_pairs_and_rotary_pairs(webnn_page, server_url, dtype):
     """A 40-token prompt prefills through the 64-row graph (128 update slices per cache write: the
     copy, claim and write steps, over scatterSearchMax) on a hardware adapter's plan: the tokens
     equal onnxruntime's, and a layer's K and V cache writes share their three steps and its q and k
     rotaries one step also there (the prompt's position range, 512 bytes, is one constant for every
-    rotary: compile/cse.js compares constants by contents)."""
+    rotary: compile/cse.js compares constants by contents). float16 (q4f16): clear, claim and a
+    last step writing the float16 caches in their tensor layout; the logits' packing each graph's
+    only conversion step."""
     if not (VENDOR / "ort.min.mjs").is_file():
         pytest.fail(f"{VENDOR}/ort.min.mjs is missing: make setup installs onnxruntime-web")
-    name = "llm-tiny-4"
+    name = "llm-tiny-4" + ("-f16" if dtype == "float16" else "")
     folder = REPO / "server" / "models" / "generated" / name
-    write_tiny(folder, bits=4, ff=100)
-    prompt = [(i * 37 + 5) % 300 for i in range(40)]
+    write_tiny(folder, bits=4, ff=100, dtype=dtype)
+    # float16: a prompt whose 8 greedy choices all lead the runner-up by 0.48 or more in
+    # onnxruntime's logits (the float32 test's prompt has a near tie, 0.03 or two binary16 ULPs,
+    # at its 7th, which float16 implementations that round differently may break either way)
+    prompt = [(i * (41 if dtype == "float16" else 37) + 5) % 300 for i in range(40)]
     expected = OrtDecoder(folder, 64).generate(prompt, 8)
     result = run_js(webnn_page, server_url, _HARDWARE_PLAN + _BODY % {
         "name": name, "L": 64, "device": "gpu", "prompt": json.dumps(prompt), "n": 8})
@@ -185,6 +191,7 @@ def test_a_long_prompt_prefills_through_the_cache_pairs_and_rotary_pairs(webnn_p
     # the 64-row prefill graph, then the decode graph
     assert got["cacheSteps"] == [[2] * 6, [2, 2]], got["cacheSteps"]
     assert got["rotarySteps"] == [[2, 2], [2, 2]], got["rotarySteps"]
+    assert got["conversions"] == ([1, 1] if dtype == "float16" else [0, 0]), got["conversions"]
 
 
 def test_a_q4f16_decoder_on_the_cpu_context(webnn_page, server_url):
