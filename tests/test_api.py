@@ -656,3 +656,11 @@ def test_builder_state_cannot_be_reset_from_the_page(webnn_page, server_url):
       b._built = false; b._inputNames = new Set(); b._nodes = [];
       b.relu(x);""")
     assert name == "InvalidStateError"
+
+
+def test_a_descriptor_with_the_former_member_names_says_so(webnn_page, server_url):
+    """{type, dimensions} (the descriptor's members before dataType and shape): a TypeError that
+    names the current members, not only "dataType undefined"."""
+    name, message = error_of(webnn_page, server_url,
+                             "const b = new MLGraphBuilder(ctx); b.input('x', {type: 'float32', dimensions: [2]});")
+    assert name == "TypeError" and "{dataType, shape}" in message and "[input x]" in message, message

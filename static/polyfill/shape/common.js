@@ -13,6 +13,10 @@ import {DESCRIPTOR_TYPES, DATA_TYPES, MAX_DIMENSION, MAX_RANK, byteLength, eleme
  */
 export function checkDescriptor(desc, label) {
   if (desc === null || typeof desc !== 'object') throw typeError(label, 'descriptor must be an MLOperandDescriptor');
+  // the members' former names (type, dimensions), which older WebNN code still passes
+  if (desc.dataType === undefined && desc.type !== undefined) {
+    throw typeError(label, 'descriptor.dataType is missing (MLOperandDescriptor is {dataType, shape}; type and dimensions are their former names)');
+  }
   const dataType = enumValue(desc.dataType, DESCRIPTOR_TYPES, undefined, label, 'dataType');
   const {shape} = desc;
   if (shape === null || typeof shape !== 'object' || typeof shape[Symbol.iterator] !== 'function') {
