@@ -152,6 +152,30 @@ ${pairs.map((_, p) => `    Y${p}[off] = U${p}[u_u${p}_base() + u${p}_offset(gi)]
 }
 
 /**
+ * WGSL main body of a scatter step that reads float16 inputs X<p> and writes float16 outputs R<p>
+ * in the tensor layout, a word (two elements) an invocation, and each element in the compute
+ * layout (Y<p>) too: `find` (statements) decides for element e whether an update wins it (`won`,
+ * a WGSL condition) and `update(p)` reads that update, else the input's element is kept. Declares
+ * what the body needs (F16_BITS, the uniform `count`) on `shader`.
+ */
+function packedWordsBody(shader, pairs, {find, won, update}) {
+  const T = wordType(pairs[0][0].dataType);
+  shader.fn(F16_BITS).uniform('count');
+  return `${pairs.map((_, p) => `  var w${p} = 0u;`).join('\n')}
+  for (var h = 0u; h < 2u; h++) {
+    let e = gi * 2u + h;
+    if (e < u_count()) {
+      ${find}
+${pairs.map((_, p) => `      var v${p} = ${unpackExpr('float16', `X${p}`, 'e')};
+      if (${won}) { v${p} = bitcast<f32>(${update(p)}); }
+      Y${p}[e] = bitcast<${T}>(v${p});
+      w${p} |= f32_to_f16_bits(v${p}) << (h * 16u);`).join('\n')}
+    }
+  }
+${pairs.map((_, p) => `  R${p}[gi] = w${p};`).join('\n')}`;
+}
+
+/**
  * lowerScatter's last step for float16 tensor-layout inputs and outputs: one invocation a word of
  * the outputs, each of its two elements the update that won it (W: update number + 1) or else the
  * input's element; written in the compute layout (Y, for the graph's readers) and as binary16 (R).
@@ -164,25 +188,14 @@ function scatterPackedFinish(node, L, pairs, winners, outs, count) {
   pairs.forEach((_, p) => shader.read(`U${p}`, T));
   pairs.forEach((_, p) => shader.write(`Y${p}`, T));
   pairs.forEach((_, p) => shader.write(`R${p}`, 'u32'));
-  shader.uniform('count').fn(F16_BITS);
   const uniforms = {count};
   pairs.forEach(([, updates], p) => {
     shader.uniform(`u${p}_base`);
     declareIndexer(shader, `u${p}`, updates.shape.length);
     Object.assign(uniforms, {[`u${p}_base`]: views[p].offset, [`u${p}_shape`]: updates.shape, [`u${p}_strides`]: views[p].strides});
   });
-  shader.main(`${pairs.map((_, p) => `  var w${p} = 0u;`).join('\n')}
-  for (var h = 0u; h < 2u; h++) {
-    let e = gi * 2u + h;
-    if (e < u_count()) {
-      let won = W[e];
-${pairs.map((_, p) => `      var v${p} = ${unpackExpr('float16', `X${p}`, 'e')};
-      if (won != 0u) { v${p} = bitcast<f32>(U${p}[u_u${p}_base() + u${p}_offset(won - 1u)]); }
-      Y${p}[e] = bitcast<${T}>(v${p});
-      w${p} |= f32_to_f16_bits(v${p}) << (h * 16u);`).join('\n')}
-    }
-  }
-${pairs.map((_, p) => `  R${p}[gi] = w${p};`).join('\n')}`);
+  shader.main(packedWordsBody(shader, pairs, {find: 'let won = W[e];', won: 'won != 0u',
+    update: (p) => `U${p}[u_u${p}_base() + u${p}_offset(won - 1u)]`}));
   L.step({shader, values: [winners, ...pairs.map(([input]) => L.packedInput(input)), ...views.map((v) => v.value), ...outs,
     ...pairs.map(([, , out]) => L.packedOutput(node.outputs[out]))], origins: views.flatMap((v) => v.origins),
   uniforms, threads: Math.ceil(count / 2), label: `${node.label}: write`});
@@ -219,7 +232,7 @@ function lowerScatterNDSearch(node, L, indices, pairs) {
   const packed = pairs.every(([input, , out]) => L.packsBoundary(input, node.outputs[out]));
   // the updates through their strides: a column range of merged sibling products is read in place
   const views = pairs.map(([, updates]) => L.view(updates));
-  const shader = new Shader(pairs.length > 1 ? `scatterND_search_pair${packed ? '_f16' : ''}` : `scatterND_search${packed ? '_f16' : ''}`);
+  const shader = new Shader(`${pairs.length > 1 ? 'scatterND_search_pair' : 'scatterND_search'}${packed ? '_f16' : ''}`);
   pairs.forEach((_, p) => shader.read(`X${p}`, packed ? 'u32' : T));
   shader.read('I', wgslType(indices.dataType));
   pairs.forEach((_, p) => shader.read(`U${p}`, T));
@@ -246,19 +259,7 @@ function lowerScatterNDSearch(node, L, indices, pairs) {
 }`);
   const update = (p, e, src) => `U${p}[u_u${p}_base() + u${p}_offset(u32(${src}) * u_slice() + ${e} % u_slice())]`;
   if (packed) {
-    shader.fn(F16_BITS).uniform('count');
-    shader.main(`${pairs.map((_, p) => `  var w${p} = 0u;`).join('\n')}
-  for (var h = 0u; h < 2u; h++) {
-    let e = gi * 2u + h;
-    if (e < u_count()) {
-      let src = source(e);
-${pairs.map((_, p) => `      var v${p} = ${unpackExpr('float16', `X${p}`, 'e')};
-      if (src >= 0) { v${p} = bitcast<f32>(${update(p, 'e', 'src')}); }
-      Y${p}[e] = bitcast<${T}>(v${p});
-      w${p} |= f32_to_f16_bits(v${p}) << (h * 16u);`).join('\n')}
-    }
-  }
-${pairs.map((_, p) => `  R${p}[gi] = w${p};`).join('\n')}`);
+    shader.main(packedWordsBody(shader, pairs, {find: 'let src = source(e);', won: 'src >= 0', update: (p) => update(p, 'e', 'src')}));
   } else {
     shader.main(`  let src = source(gi);
 ${pairs.map((_, p) => `  if (src >= 0) { Y${p}[gi] = ${update(p, 'gi', 'src')}; } else { Y${p}[gi] = X${p}[gi]; }`).join('\n')}`);
