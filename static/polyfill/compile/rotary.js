@@ -28,7 +28,7 @@
  * second's].
  */
 import {slots, useCounts} from '../operand.js';
-import {float16BitsToFloat32Bits} from '../gpu/packing.js';
+import {float16Value} from '../shape/cast.js';
 import {pairNodes, producers, sharedRoot, withoutDeadNodes} from './rewrite.js';
 
 const producerOf = (operand) => {
@@ -45,9 +45,8 @@ function signValues(operand, shape, dataType) {
   const d = s.shape.length;
   if (d < 2 || d > r || s.shape[d - 2] !== 2 || s.shape.some((n, i) => i !== d - 2 && n !== 1)) return null;
   const view = new DataView(s.bytes.buffer, s.bytes.byteOffset, 2 * size);
-  const f32 = (bits) => new Float32Array(Uint32Array.of(bits).buffer)[0];
   return size === 4 ? [view.getFloat32(0, true), view.getFloat32(4, true)]
-    : [f32(float16BitsToFloat32Bits(view.getUint16(0, true))), f32(float16BitsToFloat32Bits(view.getUint16(2, true)))];
+    : [float16Value(view.getUint16(0, true)), float16Value(view.getUint16(2, true))];
 }
 
 /** Whether `shape` broadcasts to `target` (numpy rules, `shape` not longer). */
