@@ -298,7 +298,9 @@ def test_idle_queue_splits_the_submit(webnn_page, server_url):
 def test_interval_spaces_the_nudges(webnn_page, server_url):
     """``intervalMs`` (0.25 ms by default; tools/bench_readback.py --intervals measures others):
     the loop still runs, but sends a nudge only when that long has passed since the previous one:
-    after a read with 0 (one nudge per task, several per read), a huge interval sends none at all."""
+    with 0, one nudge per task, so a wait the test holds open for 20 ms gets many (a real read on
+    SwiftShader may finish within a task or two, too few to count on); a huge interval sends none
+    at all, for that wait and for reads, whose results are unchanged."""
     r = run(webnn_page, server_url, """
       const context = await navigator.ml.createContext();
       const c = queue(context);
@@ -306,16 +308,20 @@ def test_interval_spaces_the_nudges(webnn_page, server_url):
       tune(context, {nudgeQueue: true});
       const defaultInterval = c.intervalMs;
       tune(context, {nudgeIntervalMs: 0});
+      const held = async () => { const before = c.nudges; await c.wait(sleep(20)); return c.nudges - before; };
       const read = async () => { const before = c.nudges; const out = await go(); await sleep(30); return {n: c.nudges - before, out}; };
-      const dense = await read();
+      const dense = await held();
+      const denseRead = await read();
       tune(context, {nudgeIntervalMs: 1e9});
+      const spacedHeld = await held();
       const spaced = await read();
       const spacedAgain = await read();
-      return {defaultInterval, dense: dense.n, spaced: spaced.n, spacedAgain: spacedAgain.n, same: JSON.stringify(dense.out) === JSON.stringify(spaced.out)};
+      return {defaultInterval, dense, denseRead: denseRead.n, spacedHeld, spaced: spaced.n, spacedAgain: spacedAgain.n,
+              same: JSON.stringify(denseRead.out) === JSON.stringify(spaced.out)};
     """)
     assert r["defaultInterval"] == 0.25, r
-    assert r["dense"] >= 3, r
-    assert r["spaced"] == 0 and r["spacedAgain"] == 0, r
+    assert r["dense"] >= 3 and r["denseRead"] >= 1, r
+    assert r["spacedHeld"] == 0 and r["spaced"] == 0 and r["spacedAgain"] == 0, r
     assert r["same"] is True
 
 
