@@ -9,7 +9,8 @@
  * each of its columns' rows, so consecutive lanes read consecutive words (one 128-byte line a
  * subgroup a column for one-word loads) and consecutive A elements (8 or 4 floats a word, read
  * once for all the columns). `unroll` loads a lane are issued before any is used, keeping that
- * many loads a column in flight. Where a load's words share one scale block, its scale and zero
+ * many loads a column in flight; with `prefetch` the next stride's loads are issued before this
+ * stride's products, so a lane's loads and arithmetic overlap. Where a load's words share one scale block, its scale and zero
  * point are looked up once. Partial sums are added in workgroup memory (a halving tree), or
  * (`reduce: 'subgroup'`) by subgroupAdd, one sum a subgroup then left in workgroup memory. Wider
  * loads spread a subgroup's A reads over more cache lines (16-byte chunks a lane: A read 128
@@ -112,7 +113,7 @@ export function chooseGemvConfig(ctx, N, K, bits, pair = false) {
   const size = info?.subgroupMaxSize;
   const subgroups = want.reduce === 'subgroup' && ctx.device?.features?.has('subgroups') && size
     && info.subgroupMinSize === size && (THREADS / groups) % size === 0;
-  return {groups, columns, unroll, vec, unpack: want.unpack ?? 'mask', subgroup: subgroups ? size : 0};
+  return {groups, columns, unroll, vec, unpack: want.unpack ?? 'mask', subgroup: subgroups ? size : 0, prefetch: want.prefetch ?? false};
 }
 
 /** Workgroups of the kernel for N columns. */
@@ -133,7 +134,7 @@ export function quantizedGemvShader({dataType, hasC, quant, vecA, scaleWords, se
   // 4-bit elements read in place (packed_weights.js unpackNibblesInPlace), A scaled to meet them
   const inPlace = !serial && bits === 4 && config.unpack === 'mask';
   const name = serial ? 'matmul_qgemv_serial'
-    : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}${inPlace ? 'm' : ''}${config.subgroup ? `s${config.subgroup}` : ''}`;
+    : `matmul_qgemv_g${config.groups}c${config.columns}u${config.unroll}${config.vec > 1 ? `v${config.vec}` : ''}${inPlace ? 'm' : ''}${config.subgroup ? `s${config.subgroup}` : ''}${config.prefetch ? 'f' : ''}`;
   // a pair's second value as its product would have stored it
   const pairValue = (v) => `pair_value = ${storeExpr(dataType, `u_alpha() * ${v}`)};`;
   const shader = new Shader(`${name}${pair ? 'p' : ''}${norm ? 'n' : ''}${quantKey(quant)}`).read('A', vecA ? 'vec4<f32>' : T)
@@ -239,6 +240,10 @@ function splitBody(shader, {quant, parts, zero, config, scaleWords, aLoad, pair,
     return lines.join('\n');
   };
   const loads = (u, vi) => rs.map((r) => `      let q${u}_${r} = B[row${r} + ${vi}];`).join('\n');
+  // prefetch: load u's words come from the previous stride, which then loads the next stride's
+  const pre = config.prefetch;
+  const prefetched = (u) => rs.map((r) => `      let q${u}_${r} = p${u}_${r};
+      p${u}_${r} = B[row${r} + min(v + ${(U + u) * lanes}u, last)];`).join('\n');
   const tree = [];
   for (let h = lanes / 2; h >= 1; h /= 2) {
     tree.push(`  if (lane < ${h}u) {
@@ -276,8 +281,11 @@ ${rs.map((r) => `  let col${r} = min(n0 + ${r}u, u_N() - 1u);
   let sk_step = select(0u, (stride_k / u_qk_b()) * u_qk_s(), u_qk_t() != 0u);
 ${us.map((u) => `  var skw${u} = scale_k((lane + ${u * lanes}u) * ${span}u);`).join('\n')}
   var v = lane;
-  for (; v + ${(U - 1) * lanes}u < units; v += ${U * lanes}u) {
-${us.map((u) => loads(u, `v + ${u * lanes}u`)).join('\n')}
+${pre ? `  // the next stride's loads are issued before this one's products (clamped to the row's last load)
+  let last = max(units, 1u) - 1u;
+${us.map((u) => rs.map((r) => `  var p${u}_${r} = B[row${r} + min(v + ${u * lanes}u, last)];`).join('\n')).join('\n')}
+` : ''}  for (; v + ${(U - 1) * lanes}u < units; v += ${U * lanes}u) {
+${us.map((u) => (pre ? prefetched(u) : loads(u, `v + ${u * lanes}u`))).join('\n')}
 ${us.map((u) => `      let k${u} = (v + ${u * lanes}u) * ${span}u;
       let sk${u} = skw${u};
 ${unit(u)}`).join('\n')}
