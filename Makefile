@@ -2,7 +2,8 @@
 #   make setup   .venv (Python >= 3.11) with the package and its test extras, the model
 #                conversion and the random-weight benchmark models (server/models/generated/),
 #                onnxruntime-web (npm, into static/demos/bench-ort/vendor/), tokenizers.js and
-#                jinja (npm, into static/demos/text-generation/vendor/); re-runs only what changed
+#                jinja (npm, into static/demos/text-generation/vendor/), transformers.js (npm, into
+#                static/harness/vendor/, a client the suite drives); re-runs only what changed
 #   make run     the dev server on http://127.0.0.1:8000/
 #   make test    the whole pytest suite, headless Chromium (installed if missing)
 #   make test-onnx   ONNX's operator tests through ORT-web's WebNN EP on the polyfill (see below)
@@ -37,6 +38,8 @@ ORT_STAMP := static/demos/bench-ort/vendor/VERSION
 POLYFILL_ORT_STAMP := static/polyfill/vendor/ort/VERSION
 # The text-generation page's tokenizer and chat-template libraries (npm, pinned in tools/npm_vendor.py).
 TEXTGEN_VENDOR_STAMP := static/demos/text-generation/vendor/VERSION
+# transformers.js's browser build, a client the suite drives (npm, pinned in tools/npm_vendor.py).
+HARNESS_VENDOR_STAMP := static/harness/vendor/VERSION
 # ONNX's operator (node) test cases of the installed onnx package, for make test-onnx and tests/.
 ONNX_NODE_STAMP := server/models/generated/onnx-node/.generated
 # make llm: the [llm] extra (gguf, tokenizers) and the converted decoder, stamped per LLM_BITS.
@@ -65,7 +68,7 @@ help:
 	@echo "make llm-check   greedy-decode a chat prompt with onnxruntime on the converted decoder; top-1 vs float64 NumPy"
 	@echo "variables: HOST, PORT (make run), PYTEST_ARGS (make test), PYTHON (the venv's interpreter), LLM_BITS (make llm)"
 
-setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP) $(POLYFILL_ORT_STAMP) $(TEXTGEN_VENDOR_STAMP) $(ONNX_NODE_STAMP)
+setup: $(VENV_STAMP) $(MODELS_STAMP) $(BENCH_MODELS_STAMP) $(ORT_STAMP) $(POLYFILL_ORT_STAMP) $(TEXTGEN_VENDOR_STAMP) $(HARNESS_VENDOR_STAMP) $(ONNX_NODE_STAMP)
 
 $(VENV_STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python >= 3.11 not found on PATH (set PYTHON=...)" >&2; exit 1; fi
@@ -89,7 +92,11 @@ $(ORT_STAMP) $(POLYFILL_ORT_STAMP): | $(VENV_STAMP)
 
 $(TEXTGEN_VENDOR_STAMP): tools/npm_vendor.py | $(VENV_STAMP)
 	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to install the text-generation page's libraries into $(@D)" >&2; exit 1; }
-	$(PY) -m tools.npm_vendor --out $(@D)
+	$(PY) -m tools.npm_vendor text-generation
+
+$(HARNESS_VENDOR_STAMP): tools/npm_vendor.py | $(VENV_STAMP)
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to install transformers.js into $(@D)" >&2; exit 1; }
+	$(PY) -m tools.npm_vendor harness
 
 $(ONNX_NODE_STAMP): $(VENV_STAMP) tools/onnx_node_cases.py
 	$(PY) -m tools.onnx_node_cases || { echo "error: writing the ONNX node test cases failed (python -m tools.onnx_node_cases)" >&2; exit 1; }
@@ -109,7 +116,7 @@ test: setup
 	WEBNN_CHROMIUM="$$chromium" $(PY) -m pytest $(TEST_PARALLEL) $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) server/models/generated test-results .pytest_cache static/demos/bench-ort/vendor static/polyfill/vendor static/demos/text-generation/vendor
+	rm -rf $(VENV) server/models/generated test-results .pytest_cache static/demos/bench-ort/vendor static/polyfill/vendor static/demos/text-generation/vendor static/harness/vendor
 
 # make bench-interop [BENCH_ARGS='--size large --iterations 50']: the WebNN/WebGPU buffer-sharing
 # benchmark (static/demos/interop/) in headless Chromium; prints the table and writes
