@@ -12,9 +12,15 @@ pre-tokenizer, ``[CLS] … [SEP]``), ``tokenizer_config.json`` and ``onnx/model.
 opset-14 BERT of tests/test_ort_hf_bert.py with the exporter's free input dimensions
 (``batch_size``, ``sequence_length``), which ``freeDimensionOverrides`` fixes, as the README says.
 
+``dtype: "q4"`` reads ``onnx/model_q4.onnx``: the same BERT with its 12 weight MatMuls made 4-bit
+MatMulNBits (block 32, zero points) by onnxruntime's MatMulNBitsQuantizer, the tool transformers.js's
+q4 files come from; ORT's WebNN EP writes each as a uint4 dequantizeLinear feeding a matmul, which
+the polyfill computes from the packed weights (docs/quantization.md).
+
 Checked: transformers.js's token ids equal the Python tokenizer's (padded to the sequence); ORT
 hands the whole model to WebNN (one graph, CPU fallback disabled); ``last_hidden_state`` of two
-sentences equals onnxruntime's CPU EP's on the same ids within 1e-4.
+sentences equals onnxruntime's CPU EP's on the same ids and the same model file within 1e-4; both
+models compile to the same 24 steps.
 """
 from __future__ import annotations
 
@@ -30,10 +36,13 @@ from tools.bench_models import GENERATED
 from tools.npm_vendor import HARNESS_VENDOR
 
 NAME = "transformers-js-bert"
+#: GPU steps of either model on SwiftShader's plan (tests/test_ort_hf_bert.py lists them)
+STEPS = 24
 SENTENCES = ["Hello WebNN, the polyfill runs shaders!", "A browser tab runs the model on the GPU."]
 _WORDS = "hello webnn the a polyfill run shader in browser tab model on gpu text token".split()
 
 _BODY = _CAPTURE_GRAPHS + """
+const {describeGraph} = await import('/polyfill/inspect.js');
 const map = document.createElement('script');
 map.type = 'importmap';
 map.textContent = JSON.stringify({imports: {'onnxruntime-web/webgpu': '/demos/bench-ort/vendor/ort.min.mjs',
@@ -51,7 +60,7 @@ try {
   const id = %(name)s;
   const tokenizer = await AutoTokenizer.from_pretrained(id);
   const model = await AutoModel.from_pretrained(id, {
-    device: 'webnn-gpu', dtype: 'fp32',
+    device: 'webnn-gpu', dtype: %(dtype)s,
     session_options: {freeDimensionOverrides: {batch_size: 1, sequence_length: %(seq)d},
                       extra: {session: {disable_cpu_ep_fallback: '1'}}},
   });
@@ -64,7 +73,8 @@ try {
                   y: Array.from(last_hidden_state.data)});
   }
   await model.dispose();
-  return {graphs: graphs.length, results};
+  return {graphs: graphs.length, results,
+          steps: graphs.map((g) => describeGraph(g).steps.map((s) => s.operators.map((o) => o.type)))};
 } finally {
   MLGraphBuilder.prototype.build = build;
 }
@@ -81,6 +91,7 @@ def write_model_folder(folder):
         dims = value.type.tensor_type.shape.dim
         dims[0].dim_param, dims[1].dim_param = "batch_size", "sequence_length"
     (folder / "onnx" / "model.onnx").write_bytes(model.SerializeToString())
+    (folder / "onnx" / "model_q4.onnx").write_bytes(quantized(model).SerializeToString())
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ",", ".", "!", *_WORDS, "##s", "##ing", "##ed"]
     vocab += [f"unused{i}" for i in range(VOCAB - len(vocab))]
     tokenizer = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
@@ -99,7 +110,23 @@ def write_model_folder(folder):
     return tokenizer
 
 
-def test_transformers_js_bert_through_the_polyfill(webnn_page, server_url):
+def quantized(model):
+    """`model` with its constant-weight MatMuls as 4-bit MatMulNBits (onnxruntime's quantizer)."""
+    import logging
+
+    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
+
+    logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)
+    config = DefaultWeightOnlyQuantConfig(block_size=32, is_symmetric=False)
+    quantizer = MatMulNBitsQuantizer(model, block_size=32, is_symmetric=False, algo_config=config)
+    quantizer.process()
+    out = quantizer.model.model
+    assert sum(n.op_type == "MatMulNBits" for n in out.graph.node) == 6 * LAYERS
+    return out
+
+
+@pytest.mark.parametrize("dtype, file", [("fp32", "model.onnx"), ("q4", "model_q4.onnx")])
+def test_transformers_js_bert_through_the_polyfill(webnn_page, server_url, dtype, file):
     import onnxruntime
 
     for needed in (HARNESS_VENDOR / "transformers.web.js", VENDOR / "ort.min.mjs"):
@@ -108,11 +135,16 @@ def test_transformers_js_bert_through_the_polyfill(webnn_page, server_url):
     folder = GENERATED / NAME
     tokenizer = write_model_folder(folder)
     result = run_js(webnn_page, server_url, _BODY % {
-        "name": json.dumps(NAME), "seq": SEQ, "sentences": json.dumps(SENTENCES)})
+        "name": json.dumps(NAME), "dtype": json.dumps(dtype), "seq": SEQ, "sentences": json.dumps(SENTENCES)})
     assert "ok" in result, result
     got = result["ok"]
     assert got["graphs"] == 1, got["graphs"]
-    session = onnxruntime.InferenceSession(str(folder / "onnx" / "model.onnx"), providers=["CPUExecutionProvider"])
+    # the 4-bit model compiles to as many steps as the float one: each packed product one step
+    # (dequantizeLinear inside the product), the q/k/v products with their biases one product
+    steps = got["steps"][0]
+    assert len(steps) == STEPS and all("matmul" in s for s in steps if "dequantizeLinear" in s), steps
+    assert sum("dequantizeLinear" in s for s in steps) == (4 * LAYERS if dtype == "q4" else 0), steps
+    session = onnxruntime.InferenceSession(str(folder / "onnx" / file), providers=["CPUExecutionProvider"])
     for text, run in zip(SENTENCES, got["results"]):
         encoding = tokenizer.encode(text)
         n = len(encoding.ids)

@@ -69,9 +69,9 @@ export function rawBytes(operand) {
  * {node, quant, out, origins} when `node` is a quantizedMatmul (compile/quantized_matmul.js) that
  * can join a packed sibling group: a matmul whose B is whole rows of its packed weights W [N, R]
  * (B[k, n] = W[n, k], K <= R), its scales and zero points [N, S] constants blocked along the row
- * (float32 or float16 scales), no bias and no fused stages but reshapes (ORT's WebNN EP's MatMulNBits); quant:
+ * (float32 or float16 scales), no fused stages but an optional bias add and reshapes (ORT's WebNN EP's MatMulNBits); quant:
  * what a group must share ({bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block}).
- * `stages`: any fused stages allowed (compile/gated_pairs.js).
+ * `stages`: any fused stages allowed (compile/gated_pairs.js), bias then null.
  */
 export function quantMember(node, stages = false) {
   if (node.op !== 'quantizedMatmul' || node.attrs.kind !== 'matmul' || node.attrs.hasC) return null;
@@ -86,9 +86,15 @@ export function quantMember(node, stages = false) {
   if (Math.ceil(R / k.block) !== S || !FLOAT.has(slots(scale).dataType) || elementCount(scale.shape) !== N * S) return null;
   if (elementCount(zero.shape) !== N * S || (N * R * bits) % 8) return null;
   if (!FLOAT.has(node.outputs[0].dataType) || slots(w).kind !== 'constant') return null;
-  const tail = node.attrs.epilogue ?? [];
+  let tail = node.attrs.epilogue ?? [];
+  // a bias add (an encoder's MatMulNBits + Add, as onnxruntime's quantizer leaves them)
+  let bias = null;
+  if (!stages && tail[0] && tail[0].node.op === 'add' && tail[0].other && isBias(tail[0].other, N)) {
+    bias = tail[0].other;
+    tail = tail.slice(1);
+  }
   if (!stages && !tail.every((st) => st.reshape)) return null;
-  return {node, quant: {bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block: k.block}, out: storedOutputs(node)[0],
+  return {node, bias, quant: {bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block: k.block}, out: storedOutputs(node)[0],
     origins: originsOf(node)};
 }
 
@@ -129,7 +135,6 @@ function mergedQuantizedNode(members) {
   const first = members[0].node;
   const {bits, signed, zeroBits, zeroSigned, zeroFloat, R, S, block} = members[0].quant;
   const widths = members.map((m) => m.node.attrs.view.shape[1]);
-  const N = widths.reduce((a, b) => a + b, 0);
   const K = first.attrs.view.shape[0];
   const weights = concatPacked(members.map((m, i) => ({bytes: rawBytes(m.node.inputs[1]), count: widths[i] * R})), bits);
   // the scales in the compute layout (f32: float16 ones widened)
@@ -141,7 +146,7 @@ function mergedQuantizedNode(members) {
   return {
     id: first.id, op: 'mergedMatmul', label: members.map((m) => m.node.label).join('+'),
     inputs: [first.inputs[0]],
-    attrs: {dataType: first.outputs[0].dataType, K, widths, weights: null, bias: null,
+    attrs: {dataType: first.outputs[0].dataType, K, widths, weights: null, bias: mergedBias(members, widths),
       quant: {bits, signed, zeroBits, zeroSigned, zeroFloat, weights, scales, zeros, hasZp: zeros.some((b) => b !== 0),
         view: {offset: 0, strides: [1, R]},
         scaleMap: {k: {origin: 0, step: 1, block, stride: 1}, n: {origin: 0, step: 1, block: 1, stride: S}}},
@@ -211,23 +216,26 @@ function mergedMatmulNode(members) {
     for (let k = 0; k < K; k++) weights.set(data.subarray(k * row, (k + 1) * row), (k * N + col) * 4);
     col += widths[i];
   });
-  let bias = null;
-  if (members[0].bias) {
-    bias = new Uint8Array(N * 4);
-    col = 0;
-    members.forEach((m, i) => {
-      bias.set(constantData(m.bias).subarray(0, widths[i] * 4), col * 4);
-      col += widths[i];
-    });
-  }
   return {
     id: first.id, op: 'mergedMatmul', label: members.map((m) => m.node.label).join('+'),
     inputs: [first.inputs[0]],
-    attrs: {dataType: first.outputs[0].dataType, K, widths, weights, bias,
+    attrs: {dataType: first.outputs[0].dataType, K, widths, weights, bias: mergedBias(members, widths),
       members: members.map((m) => ({node: m.node, out: m.out, origins: m.origins}))},
     origin: first.origin, origins: members.flatMap((m) => m.origins),
     outputs: [],
   };
+}
+
+/** The members' biases concatenated along N in the compute layout, or null when they have none. */
+function mergedBias(members, widths) {
+  if (!members[0].bias) return null;
+  const bias = new Uint8Array(widths.reduce((a, b) => a + b, 0) * 4);
+  let col = 0;
+  members.forEach((m, i) => {
+    bias.set(constantData(m.bias).subarray(0, widths[i] * 4), col * 4);
+    col += widths[i];
+  });
+  return bias;
 }
 
 /**
