@@ -279,7 +279,8 @@ _GEMV_CONFIGS = {"qgemv-split": None, "qgemv-split-g1c1u1v1": {"groups": 1, "col
                  "qgemv-split-shift": {"unpack": "shift"},
                  "qgemv-split-subgroup": {"reduce": "subgroup"},
                  "qgemv-split-g8c1u4v1-subgroup": {"groups": 8, "columns": 1, "unroll": 4, "vec": 1, "reduce": "subgroup"},
-                 "qgemv-split-g8c2u2v2-prefetch": {"groups": 8, "columns": 2, "unroll": 2, "vec": 2, "prefetch": True}}
+                 "qgemv-split-g8c2u2v2-prefetch": {"groups": 8, "columns": 2, "unroll": 2, "vec": 2, "prefetch": True},
+                 "qgemv-split-g4c1u8v1-prefetch": {"groups": 4, "columns": 1, "unroll": 8, "vec": 1, "prefetch": True}}
 
 
 @pytest.mark.parametrize("kernel", ["blocked", "tiled", "tiled128", "tiled128-split", "gemv", "qgemv", "qgemv-split",

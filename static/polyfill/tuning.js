@@ -23,7 +23,7 @@ const nonNegative = (v) => typeof v === 'number' && v >= 0;
 const object = (v) => typeof v === 'object';
 const powerOfTwoUpTo = (max) => (v) => v === undefined || (Number.isInteger(v) && v >= 1 && v <= max && (v & (v - 1)) === 0);
 const gemvConfig = (v) => v !== null && typeof v === 'object' && Object.keys(v).every((k) => ['groups', 'columns', 'unroll', 'vec', 'unpack', 'reduce', 'prefetch'].includes(k))
-  && powerOfTwoUpTo(8)(v.groups) && powerOfTwoUpTo(8)(v.columns) && powerOfTwoUpTo(4)(v.unroll) && powerOfTwoUpTo(4)(v.vec)
+  && powerOfTwoUpTo(8)(v.groups) && powerOfTwoUpTo(8)(v.columns) && powerOfTwoUpTo(8)(v.unroll) && powerOfTwoUpTo(4)(v.vec)
   && [undefined, 'shift', 'mask'].includes(v.unpack) && [undefined, 'tree', 'subgroup'].includes(v.reduce)
   && [undefined, true, false].includes(v.prefetch);
 const matrixKernelShape = (v) => v !== null && typeof v === 'object'
@@ -56,7 +56,7 @@ export const SWITCHES = Object.freeze({
   matrixKernel: {default: undefined, unit: '{depth, stages, storeBatch, storeHalves, direct}: depth 16, 32 or 64; stages and storeHalves 1 or 2; storeBatch 1, 2, 4 or 8; direct boolean',
     readBy: 'ops/matmul_matrix_units.js matrixUnits', valid: matrixKernelShape,
     what: "the matrix kernels' shape: depth of a staged slice of K, copies of the staged tiles (2: one barrier a slice), result matrices a subgroup stores at a time and copies of those (2: one barrier a batch), split tiles inside the product storing their sums directly (a member left out: MATRIX_KERNEL's; a shape the device cannot hold: the tiled kernel)"},
-  qgemvConfig: {default: undefined, unit: "{groups, columns, unroll, vec, unpack, reduce, prefetch}: powers of two, groups and columns 1..8, unroll and vec 1..4; unpack 'shift' | 'mask'; reduce 'tree' | 'subgroup'; prefetch boolean",
+  qgemvConfig: {default: undefined, unit: "{groups, columns, unroll, vec, unpack, reduce, prefetch}: powers of two, groups, columns and unroll 1..8, vec 1..4; unpack 'shift' | 'mask'; reduce 'tree' | 'subgroup'; prefetch boolean",
     readBy: 'ops/quantized_gemv.js chooseGemvConfig', valid: gemvConfig,
     what: "the packed matrix-vector kernel's shape: column groups a workgroup of 256, columns a group, loads a lane in flight, words a load, how 4-bit elements are unpacked, how a column's lanes add up their sums, whether a stride's loads are issued during the previous stride's products (a member left out: the kernel's choice)"},
   qgemvSerial: {default: undefined, unit: 'boolean', readBy: 'ops/matmul_kernels.js (the packed-weight matrix-vector kernel)', valid: bool,
