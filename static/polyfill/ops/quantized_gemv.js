@@ -10,8 +10,8 @@
  * subgroup a column for one-word loads) and consecutive A elements (8 or 4 floats a word, read
  * once for all the columns). `unroll` loads a lane are issued before any is used, keeping that
  * many loads a column in flight; with `prefetch` the next stride's loads are issued before this
- * stride's products, so a lane's loads and arithmetic overlap. Where a load's words share one scale block, its scale and zero
- * point are looked up once. Partial sums are added in workgroup memory (a halving tree), or
+ * stride's products, so a lane's loads and arithmetic overlap. Where a load's words share one
+ * scale block, its scale and zero point are looked up once. Partial sums are added in workgroup memory (a halving tree), or
  * (`reduce: 'subgroup'`) by subgroupAdd, one sum a subgroup then left in workgroup memory. Wider
  * loads spread a subgroup's A reads over more cache lines (16-byte chunks a lane: A read 128
  * bytes apart); docs/packed-weights.md has the measurements.
