@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 
 from server.models import convert
@@ -281,3 +283,53 @@ def test_split_choice_on_a_hardware_adapter(webnn_page, server_url):
     assert {n: kernels for n, (kernels, _) in got.items()} == {
         "768": split, "1536": split, "2304": ["matmul_tiled"], "3072": split, "4096": ["matmul_tiled"]}, got
     assert {n: adds for n, (_, adds) in got.items()} == {"768": 5, "1536": 2, "2304": 0, "3072": 4, "4096": 0}, got
+
+
+def _round_trip_cases():
+    """matmul -> cast to int32 -> cast back to float32 -> mul by a scale -> add a bias, as ORT's
+    WebNN EP writes an ONNX MatMulInteger and the dynamic quantizer's rescaling: products with
+    fractions of both signs (truncated toward zero, -0.x to +0), beyond int32's range both ways
+    (saturated; 2^31 - 1 reads back as 2^31), NaN (to 0) and ±Inf; and the same chain whose int32
+    value is also a graph output, where the casts keep their own steps."""
+    from tests.conformance.encode import graph_case, operand, tensor
+    from tests.conformance.family_helpers import describe
+
+    rng = np.random.default_rng(20261208)
+    a = rng.integers(-8, 9, (5, 6)) / 8
+    a[1] *= 2.0 ** 30                       # |products| up to ~2^32: saturated
+    a[2, 0], a[3, 1] = np.nan, np.inf
+    b = rng.integers(-16, 17, (6, 7)) / 16
+    scale, bias = np.float32(-0.375), (rng.integers(-8, 9, 7) / 4).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        m = (a @ b).astype(np.float32)
+        t = np.where(np.isnan(m), 0.0, np.clip(np.trunc(m.astype(np.float64)), -2.0 ** 31, 2.0 ** 31 - 1))
+    y = (t.astype(np.int64).astype(np.float32) * scale).astype(np.float32) + bias
+    cases = []
+    for tag, outputs in (("fused", ["y"]), ("int32-is-output", ["y", "i"])):
+        graph = {"inputs": {"a": describe(a.astype(np.float32))},
+                 "constants": {"b": tensor(b, "float32"), "s": tensor(np.array(scale), "float32"),
+                               "c": tensor(bias, "float32")},
+                 "operators": [{"op": "matmul", "args": [operand("a"), operand("b")], "outputs": "m"},
+                               {"op": "cast", "args": [operand("m"), "int32"], "outputs": "i"},
+                               {"op": "cast", "args": [operand("i"), "float32"], "outputs": "f"},
+                               {"op": "mul", "args": [operand("f"), operand("s")], "outputs": "p"},
+                               {"op": "add", "args": [operand("p"), operand("c")], "outputs": "y"}],
+                 "outputs": outputs}
+        expected = {"y": tensor(y, "float32")}
+        if "i" in outputs:
+            expected["i"] = tensor(t.astype(np.int32), "int32")
+        cases.append(graph_case(f"fusion/float32/cast-round-trip/{tag}", "matmul", "float32", graph,
+                                {"a": tensor(a.astype(np.float32), "float32")}, expected, "ULP", 2))
+    return cases
+
+
+def test_cast_round_trip_is_a_stage(webnn_page, server_url):
+    """The two casts of _round_trip_cases are one stage of the product's step (trunc_i32_f), with
+    the values of the casts one by one; an int32 value read elsewhere keeps them apart."""
+    cases = _round_trip_cases()
+    steps = _case_steps(webnn_page, server_url, cases)
+    fused, apart = (steps[c["name"]] for c in cases)
+    assert fused == [["matmul", "cast", "cast", "mul", "add"]], fused
+    assert apart[0] == ["matmul"] and ["cast"] in apart, apart
+    for overrides in (None, {"matmul": "tiled"}):
+        assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))

@@ -22,7 +22,7 @@ hands the whole model to WebNN (one graph, CPU fallback disabled); ``last_hidden
 sentences equals onnxruntime's CPU EP's on the same ids and the same model file within 1e-4; both
 models compile to the same 24 steps. ``dtype: "q8"`` reads ``onnx/model_quantized.onnx``
 (onnxruntime's quantize_dynamic: DynamicQuantizeLinear + MatMulInteger, as the Hub's quantized
-files are): right values, one graph, but many more steps (docs/clients.md).
+files are): right values, one graph, 109 steps (docs/clients.md).
 """
 from __future__ import annotations
 

@@ -15,6 +15,9 @@
  *    unary operator, or a binary
  *    operator whose other operand broadcasts to the chain's shape without enlarging it (a
  *    residual of the same shape, a bias along the output channel, a scalar, a chain value).
+ * A cast of a float32 chain value to int32 whose only use is a cast back to float32 (ORT's WebNN
+ * EP's MatMulInteger: a float product cast to int32, which the model casts back to scale it) is
+ * one stage for both casts, `trunc_i32_f` (gpu/math.js).
  * Chains grow while the stage's output qualifies in turn (conv -> add -> clamp), up to
  * MAX_OTHER_OPERANDS binary stages (binding limits). Each stage keeps
  * its own operator's semantics (NaN, ±Inf, float16 rounding of every intermediate), see
@@ -64,6 +67,21 @@ function stageOf(node, at) {
   return null;
 }
 
+/**
+ * The stage of cast `node` (float32 -> int32, reading chain value `value`) with the cast back to
+ * float32 that is its output's only use (`through`: the first cast, lowered inside the stage), or
+ * null when `node` is not such a pair.
+ */
+function roundTripStage(node, value, uses, consumers, absorbed) {
+  if (node.op !== 'cast' || value.dataType !== 'float32' || node.outputs[0].dataType !== 'int32') return null;
+  const mid = slots(node.outputs[0]);
+  const next = consumers.get(mid) ?? [];
+  if (uses.get(mid) !== 1 || next.length !== 1) return null;
+  const back = next[0].node;
+  if (back.op !== 'cast' || back.outputs[0].dataType !== 'float32' || absorbed.has(back)) return null;
+  return {node: back, through: node, expr: 'trunc_i32_f(x)', vars: ['x'], attrs: {}, other: null};
+}
+
 /** Whether `node` can head a chain. */
 function isProducer(node) {
   if (!FLOAT.has(node.outputs[0]?.dataType) || node.outputs.length !== 1) return false;
@@ -100,7 +118,10 @@ export function planFusion(nodes, outputs) {
     if (absorbed.has(node) || !isProducer(node)) continue;
     const tail = chainOf(node, uses, consumers, absorbed);
     if (!tail.length) continue;
-    for (const stage of tail) absorbed.add(stage.node);
+    for (const stage of tail) {
+      absorbed.add(stage.node);
+      if (stage.through) absorbed.add(stage.through);
+    }
     tails.set(node, tail);
     lowerAt.set(tail[tail.length - 1].node, node);
     absorbed.add(node);
@@ -127,8 +148,8 @@ function chainOf(node, uses, consumers, absorbed) {
     const next = (consumers.get(value) ?? []).filter((c) => !absorbed.has(c.node) && !inTail.has(c.node))
       .sort((x, y) => x.node.id - y.node.id)[0];
     if (!next) break;
-    const stage = stageOf(next.node, next.at);
-    if (!stage || next.node.outputs[0].dataType !== value.dataType) break;
+    const stage = stageOf(next.node, next.at) ?? roundTripStage(next.node, value, uses, consumers, absorbed);
+    if (!stage || stage.node.outputs[0].dataType !== value.dataType) break;
     const at = stage.other ? values.indexOf(slots(stage.other)) : -1;
     if (at >= 0) {
       stage.chainOther = at;
@@ -140,7 +161,8 @@ function chainOf(node, uses, consumers, absorbed) {
     if (at >= 0) pending.set(values[at], pending.get(values[at]) - 1);
     tail.push(stage);
     inTail.add(next.node);
-    const out = slots(next.node.outputs[0]);
+    inTail.add(stage.node);
+    const out = slots(stage.node.outputs[0]);
     values.push(out);
     pending.set(out, uses.get(out) ?? 0);
     if (values.slice(0, -1).every((v) => pending.get(v) === 0)) best = tail.length;
@@ -161,7 +183,7 @@ export function fusionPass(g) {
     else if (lowerAt.has(node)) {
       const producer = lowerAt.get(node);
       const stages = tails.get(producer);
-      nodes.push(rewritten(producer, {epilogue: stages}, stages.map((st) => st.node.origin)));
+      nodes.push(rewritten(producer, {epilogue: stages}, stages.flatMap((st) => (st.through ? [st.through.origin, st.node.origin] : [st.node.origin]))));
     }
   }
   return {...g, nodes};

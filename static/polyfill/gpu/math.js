@@ -50,6 +50,13 @@ export const MATH = {
   // by reduceMax/reduceMin and the row max of softmax and reduceLogSumExp
   max_nan_f: {deps: ['is_nan_f', 'nan_f'], code: 'fn max_nan_f(a: f32, b: f32) -> f32 { return select(max(a, b), nan_f(), is_nan_f(a) || is_nan_f(b)); }'},
   min_nan_f: {deps: ['is_nan_f', 'nan_f'], code: 'fn min_nan_f(a: f32, b: f32) -> f32 { return select(min(a, b), nan_f(), is_nan_f(a) || is_nan_f(b)); }'},
+  // cast(cast(x, 'int32'), 'float32') (ops/cast.js): truncated toward zero, saturated to int32's
+  // range (whose largest value is 2^31 as f32), NaN -> 0, -0 -> +0; the fusion pass's stage for
+  // that pair (ORT's MatMulInteger output read back as float)
+  trunc_i32_f: {deps: ['is_nan_f'], code: `fn trunc_i32_f(x: f32) -> f32 {
+  let t = select(clamp(trunc(x), -2147483648.0, 2147483648.0), 0.0, is_nan_f(x));
+  return select(t, 0.0, t == 0.0);
+}`},
   // x, hidden from algebraic simplification (u_total() < 2^31, so the OR adds nothing)
   opaque_f: {code: 'fn opaque_f(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | (u_total() >> 31u)); }'},
   // error of the sum s = fl(a + b): a + b = s + two_sum_err(a, b, s) exactly (Knuth)
