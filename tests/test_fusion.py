@@ -333,3 +333,42 @@ def test_cast_round_trip_is_a_stage(webnn_page, server_url):
     assert apart[0] == ["matmul"] and ["cast"] in apart, apart
     for overrides in (None, {"matmul": "tiled"}):
         assert_all_pass(run_cases(webnn_page, server_url, cases, overrides))
+
+
+def _reduction_chain_cases():
+    """reduceMax / reduceMin heading a chain, as ORT's DynamicQuantizeLinear computes a scale:
+    reduceMax -> max with 0 -> sub (a scalar, or per row) -> div by 255, over all axes and over
+    one axis (several rows: the epilogue's index is the row), NaN and ±Inf in the input; float32
+    and float16 (each stage rounded)."""
+    rng = np.random.default_rng(20261209)
+    cases = []
+    for data_type in ("float32", "float16"):
+        x = fusion_cases.specials(fusion_cases.dyadic(rng, (6, 37)) * 4)
+        x[4] = -np.abs(x[4]) - 1  # a row below 0: max(.., 0) picks 0
+        for tag, options in (("all", {}), ("rows", {"axes": [1], "keepDimensions": True})):
+            # the sub's other operand: a scalar, or one value a row (the epilogue indexes it by row)
+            lo = np.array([-1.5]) if tag == "all" else fusion_cases.dyadic(rng, (6, 1)) * 3
+            arrays = {"x": x, "lo": lo, "k": np.array(255.0), "e": np.array(0.125)}
+            cases.append(fusion_cases.chain_case(f"reduce-max-chain-{tag}", data_type, arrays, ["x"], [
+                fusion_cases._op("reduceMax", ["x"], "r", **options),
+                fusion_cases._op("max", ["r", "e"], "m"),
+                fusion_cases._op("sub", ["m", "lo"], "s"),
+                fusion_cases._op("div", ["s", "k"], "y"),
+            ], ["y"], "ULP", fusion_cases._ulp(data_type, "max", "sub", "div")))
+            cases.append(fusion_cases.chain_case(f"reduce-min-chain-{tag}", data_type, arrays, ["x"], [
+                fusion_cases._op("reduceMin", ["x"], "r", **options),
+                fusion_cases._op("min", ["r", "e"], "y"),
+            ], ["y"], "ULP", fusion_cases._ulp(data_type, "min")))
+    return cases
+
+
+@pytest.mark.parametrize("rows", ["invocation", "workgroup"])
+def test_reduce_min_max_head_chains(webnn_page, server_url, rows):
+    """Each chain of _reduction_chain_cases is one step (a float16 graph adds its input's
+    unpacking and output's packing), with the operators' values one by one."""
+    cases = _reduction_chain_cases()
+    steps = _case_steps(webnn_page, server_url, cases, {"rows": rows})
+    for c in cases:
+        ops = [op["op"] for op in c["graph"]["operators"]]
+        assert ops in steps[c["name"]] and len(steps[c["name"]]) <= 3, (c["name"], steps[c["name"]])
+    assert_all_pass(run_cases(webnn_page, server_url, cases, {"rows": rows}))

@@ -22,7 +22,7 @@ hands the whole model to WebNN (one graph, CPU fallback disabled); ``last_hidden
 sentences equals onnxruntime's CPU EP's on the same ids and the same model file within 1e-4; both
 models compile to the same 24 steps. ``dtype: "q8"`` reads ``onnx/model_quantized.onnx``
 (onnxruntime's quantize_dynamic: DynamicQuantizeLinear + MatMulInteger, as the Hub's quantized
-files are): right values, one graph, 109 steps (docs/clients.md).
+files are): right values, one graph, 93 steps (docs/clients.md).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ NAME = "transformers-js-bert"
 #: GPU steps of either model on SwiftShader's plan (tests/test_ort_hf_bert.py lists them)
 STEPS = 24
 #: the q8 model's (docs/clients.md: DynamicQuantizeLinear is still several steps)
-Q8_STEPS = 109
+Q8_STEPS = 93
 SENTENCES = ["Hello WebNN, the polyfill runs shaders!", "A browser tab runs the model on the GPU."]
 _WORDS = "hello webnn the a polyfill run shader in browser tab model on gpu text token".split()
 

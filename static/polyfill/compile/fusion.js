@@ -3,7 +3,8 @@
  * operators into the step of the operator producing their input, as that step's epilogue
  * (ops/epilogue.js), so that e.g. conv2d -> add (residual) -> clamp is one GPU dispatch.
  *
- * A producer is a conv2d, convTranspose2d, gemm or matmul, or a float element-wise operator
+ * A producer is a conv2d, convTranspose2d, gemm, matmul, reduceMin or reduceMax (ORT's
+ * DynamicQuantizeLinear adjusts its range with max/min and divides), or a float element-wise operator
  * (the binary, unary and activation tables of ops/elementwise.js and ops/activations.js). Its
  * output joins a chain when
  *  - its data type is float32 or float16 (integer graphs stay unfused),
@@ -41,7 +42,7 @@ const FLOAT = new Set(['float32', 'float16']);
  */
 const MAX_OTHER_OPERANDS = 4;
 /** Producers with a kernel that applies an epilogue at its store. */
-const KERNEL_PRODUCERS = new Set(['conv2d', 'convTranspose2d', 'gemm', 'matmul', 'quantizedMatmul']);
+const KERNEL_PRODUCERS = new Set(['conv2d', 'convTranspose2d', 'gemm', 'matmul', 'quantizedMatmul', 'reduceMin', 'reduceMax']);
 
 /** The stage of `node` with the chain value at input `at`, or null when it cannot be a stage. */
 function stageOf(node, at) {

@@ -9,6 +9,8 @@
  * 64-bit as (lo, hi) words through gpu/int64.js), wrapping on overflow. reduceLogSumExp subtracts
  * the row max first, so large inputs do not overflow. Float math (NaN-propagating max/min, ±Inf,
  * exp_f, log_f, sqrt_f) is gpu/math.js's, so these results agree with the element-wise operators.
+ * A float reduceMin/reduceMax heads fused element-wise chains (compile/fusion.js; ORT's
+ * DynamicQuantizeLinear: reduceMax -> max with 0 -> sub -> div), applied at its store.
  */
 import {typeError} from '../errors.js';
 import {Shader} from '../gpu/wgsl.js';
@@ -20,6 +22,7 @@ import {INT64} from '../gpu/int64.js';
 import {addMathHelpers} from '../gpu/math.js';
 import {collectHelpers, helpersUsedIn} from '../gpu/wgsl_lib.js';
 import {addNode, operandOf} from '../builder_state.js';
+import {addEpilogue} from './epilogue.js';
 
 const FLOAT = ['float32', 'float16'];
 const INTEGER = ['int32', 'uint32', 'int64', 'uint64'];
@@ -96,9 +99,10 @@ function reduceMethod(name) {
 
 /**
  * Emits the reduction of `input` (an MLOperand) over `axes` into `out` (a Value, one element
- * per row in row-major order of the kept dimensions) with the reducer `def`.
+ * per row in row-major order of the kept dimensions) with the reducer `def`; `node`'s fused
+ * stages (attrs.epilogue) are applied to each row's result.
  */
-export function reduceRows(L, def, input, axes, out, label) {
+export function reduceRows(L, def, input, axes, out, label, node = null) {
   const dt = input.dataType;
   const T = wgslType(dt);
   const split = splitRows(input.shape, axes);
@@ -111,6 +115,10 @@ export function reduceRows(L, def, input, axes, out, label) {
 fn map_x(x: ${T}, m: f32) -> ${T} { return ${def.map?.[kind] ?? 'x'}; }
 fn finish(acc: ${T}, m: f32) -> ${T} { let n = f32(u_n()); return ${def.final}; }`;
   shader.fn(storeHelpers(dt)).fn(int64Helpers(fns)).fn(fns);
+  const ep = node?.attrs.epilogue?.length ? addEpilogue(shader, L, node) : null;
+  const result = (i) => storeExpr(dt, ep ? `epilogue(finish(acc, m), ${i})` : 'finish(acc, m)');
+  const values = [L.value(input), out, ...(ep?.values ?? [])];
+  Object.assign(uniforms, ep?.uniforms);
   const init = ARITH[def.init][kind];
   const size = short ? 1 : rowWorkgroupSize(split.n, split.rows);
   const row = short ? 'gi' : 'wg';
@@ -126,21 +134,21 @@ fn finish(acc: ${T}, m: f32) -> ${T} { let n = f32(u_n()); return ${def.final}; 
   }
   body += `  var acc: ${T} = ${init};\n  ${loop('acc = combine(acc, map_x(x, m));')}\n`;
   if (short) {
-    shader.main(`${body}  Y[gi] = ${storeExpr(dt, 'finish(acc, m)')};`);
+    shader.main(`${body}  Y[gi] = ${result('gi')};`);
     addMathHelpers(shader);
-    L.step({shader, values: [L.value(input), out], uniforms, threads: split.rows, label});
+    L.step({shader, values, uniforms, threads: split.rows, label});
     return;
   }
   addWorkgroupReduce(shader, 'wg_red', T, 'combine(a, b)', size);
   shader.main(`  if (wg >= u_rows()) { return; }
 ${body}  acc = wg_red(acc, li);
-  if (li == 0u) { Y[wg] = ${storeExpr(dt, 'finish(acc, m)')}; }`, {workgroupSize: size, guard: false});
+  if (li == 0u) { Y[wg] = ${result('wg')}; }`, {workgroupSize: size, guard: false});
   addMathHelpers(shader);
-  L.step({shader, values: [L.value(input), out], uniforms, groups: split.rows, label});
+  L.step({shader, values, uniforms, groups: split.rows, label});
 }
 
 function lowerReduce(node, L) {
-  reduceRows(L, REDUCERS[node.op], node.inputs[0], node.attrs.axes, L.result(node), node.label);
+  reduceRows(L, REDUCERS[node.op], node.inputs[0], node.attrs.axes, L.result(node), node.label, node);
 }
 
 /** Operator table entries (see ops/index.js). */
