@@ -132,10 +132,12 @@ def test_sees_the_mark(webnn_page):
 
 def test_late_timer(webnn_page, server_url):
     webnn_page.goto(server_url + "/")
-    webnn_page.evaluate("() => { setTimeout(() => { throw new Error('late from the timer test'); }, 100); }")
+    # 1 s: after this test's teardown check even on a loaded 2-core host (at 100 ms the error
+    # once arrived during that check and failed this test instead of the next one)
+    webnn_page.evaluate("() => { setTimeout(() => { throw new Error('late from the timer test'); }, 1000); }")
 
 def test_pause_on_another_page(page):
-    page.wait_for_timeout(1500)  # Playwright delivers the shared page's late error meanwhile
+    page.wait_for_timeout(3500)  # Playwright delivers the shared page's late error meanwhile
 
 def test_after_the_late_error(webnn_page):
     assert webnn_page.evaluate("() => 1") == 1
