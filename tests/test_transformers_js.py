@@ -139,29 +139,35 @@ def dynamic_quantized(source, target):
     quantize_dynamic(str(source), str(target), weight_type=QuantType.QUInt8)
 
 
-@pytest.mark.parametrize("dtype, file", [("fp32", "model.onnx"), ("q4", "model_q4.onnx"), ("q8", "model_quantized.onnx")])
-def test_transformers_js_bert_through_the_polyfill(webnn_page, server_url, dtype, file):
-    import onnxruntime
-
+@pytest.fixture(scope="module")
+def model_folder():
+    """The model folder (all three files), written once for the module's tests; its tokenizer."""
     for needed in (HARNESS_VENDOR / "transformers.web.js", VENDOR / "ort.min.mjs"):
         if not needed.is_file():
             pytest.fail(f"{needed} is missing: make setup installs it")
     folder = GENERATED / NAME
-    tokenizer = write_model_folder(folder)
+    return folder, write_model_folder(folder)
+
+
+@pytest.mark.parametrize("dtype, file", [("fp32", "model.onnx"), ("q4", "model_q4.onnx"), ("q8", "model_quantized.onnx")])
+def test_transformers_js_bert_through_the_polyfill(webnn_page, server_url, model_folder, dtype, file):
+    import onnxruntime
+
+    folder, tokenizer = model_folder
     result = run_js(webnn_page, server_url, _BODY % {
         "name": json.dumps(NAME), "dtype": json.dumps(dtype), "seq": SEQ, "sentences": json.dumps(SENTENCES)})
     assert "ok" in result, result
     got = result["ok"]
     assert got["graphs"] == 1, got["graphs"]
-    # the 4-bit model compiles to as many steps as the float one: each packed product one step
-    # (dequantizeLinear inside the product), the q/k/v products with their biases one product
-    # q8 (docs/clients.md): every DynamicQuantizeLinear and MatMulInteger is several steps still
     steps = got["steps"][0]
     if dtype == "q8":
-        # each MatMulInteger's casts are stages of its product (compile/fusion.js roundTripStage)
+        # DynamicQuantizeLinear is several steps still (docs/clients.md); each MatMulInteger's
+        # casts are stages of its product (compile/fusion.js roundTripStage)
         casts = sum(any(s[i:i + 3] == ["matmul", "cast", "cast"] for i in range(len(s))) for s in steps)
         assert len(steps) <= Q8_STEPS and casts == 6 * LAYERS, steps
     else:
+        # the 4-bit model compiles to as many steps as the float one: each packed product one step
+        # (dequantizeLinear inside the product), the q/k/v products with their biases one product
         assert len(steps) == STEPS and all("matmul" in s for s in steps if "dequantizeLinear" in s), steps
         assert sum("dequantizeLinear" in s for s in steps) == (4 * LAYERS if dtype == "q4" else 0), steps
     session = onnxruntime.InferenceSession(str(folder / "onnx" / file), providers=["CPUExecutionProvider"])
