@@ -132,8 +132,8 @@ def test_sees_the_mark(webnn_page):
 
 def test_late_timer(webnn_page, server_url):
     webnn_page.goto(server_url + "/")
-    # 1 s: after this test's teardown check even on a loaded 2-core host (at 100 ms the error
-    # once arrived during that check and failed this test instead of the next one)
+    # 1 s: after this test's teardown check even on a loaded 2-core host, whose check can take
+    # longer than 100 ms (an error arriving during it fails this test instead of the next one)
     webnn_page.evaluate("() => { setTimeout(() => { throw new Error('late from the timer test'); }, 1000); }")
 
 def test_pause_on_another_page(page):
